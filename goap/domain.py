@@ -1,0 +1,544 @@
+"""The planning domain as plain data: facts, actions, goals.
+
+A state is a tuple of ints, one per fact in declaration order: a bool is 0 or 1, a bounded int is its value,
+an enum is the index of its label. An action applies when every precondition holds; applying it runs its
+effects, clamping ints to their range. A goal is a set of conditions. Nothing here knows about bits or
+Warp: `goap.encoding` packs these states into words and `goap.planners` search over them.
+
+Domains come from a file (`goap.domain_file.load_domain`) or from `DomainBuilder`; both go through
+`domain_from_spec`, so a domain is validated the same way whichever way it was made.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+BOOL, INT, ENUM = "bool", "int", "enum"
+CONDITION_OPS = ("==", "!=", "<", "<=", ">", ">=")
+EFFECT_OPS = ("=", "+=", "-=")
+
+_NAME_RE = re.compile(r"^[^\s=\"'\[\]{}#]+$")
+_COND_RE = re.compile(r"^\s*(==|!=|<=|>=|<|>)?\s*([^\s]+)\s*$")
+_EFFECT_RE = re.compile(r"^\s*(\+=|-=|=)?\s*([^\s]+)\s*$")
+
+
+class DomainError(ValueError):
+    """A domain that cannot be built, with where it went wrong.
+
+    Attributes:
+        message: what is wrong.
+        item: the offending item, such as ``action 'reload'`` or ``fact 'ammo'``.
+        file: the domain file, when the domain came from one.
+        line: the 1-based line in that file, when it could be found.
+    """
+
+    def __init__(self, message: str, item: str | None = None, file: str | None = None, line: int | None = None):
+        self.message = message
+        self.item = item
+        self.file = file
+        self.line = line
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file:
+            where = f"{self.file}:{self.line}: " if self.line else f"{self.file}: "
+        what = f"{self.item}: " if self.item else ""
+        return f"{where}{what}{self.message}"
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One variable of the world state.
+
+    A bool has range 0..1; an int has ``min..max``; an enum has ``labels`` and range 0..len(labels)-1.
+    """
+
+    name: str
+    kind: str = BOOL
+    min: int = 0
+    max: int = 1
+    default: int = 0
+    labels: tuple[str, ...] = ()
+
+    def format(self, value: int) -> str:
+        """The value as a domain file would write it."""
+        if self.kind == BOOL:
+            return "true" if value else "false"
+        if self.kind == ENUM:
+            return self.labels[value] if 0 <= value < len(self.labels) else f"<{value}>"
+        return str(value)
+
+    def parse_value(self, raw: Any, what: str = "value") -> int:
+        """A literal from a file or the builder, checked against this fact's type and range."""
+        if self.kind == BOOL:
+            if isinstance(raw, bool):
+                return int(raw)
+            if isinstance(raw, str) and raw.lower() in ("true", "false"):
+                return int(raw.lower() == "true")
+            raise ValueError(f"{what} for bool fact '{self.name}' must be true or false, got {raw!r}")
+        if self.kind == ENUM:
+            if isinstance(raw, str) and raw in self.labels:
+                return self.labels.index(raw)
+            raise ValueError(f"{what} for enum fact '{self.name}' must be one of {list(self.labels)}, got {raw!r}")
+        value = _as_int(raw)
+        if value is None:
+            raise ValueError(f"{what} for int fact '{self.name}' must be an integer, got {raw!r}")
+        if not self.min <= value <= self.max:
+            raise ValueError(f"{what} {value} for fact '{self.name}' is out of range {self.min}..{self.max}")
+        return value
+
+
+@dataclass(frozen=True)
+class Condition:
+    """``fact op value``; for bools and enums ``op`` is ``==`` or ``!=``."""
+
+    fact: str
+    op: str
+    value: int
+
+    def holds(self, actual: int) -> bool:
+        return _compare(actual, self.op, self.value)
+
+
+@dataclass(frozen=True)
+class Effect:
+    """``fact = value``, ``fact += value`` or ``fact -= value``; ints are clamped to the fact's range."""
+
+    fact: str
+    op: str
+    value: int
+
+    def apply(self, actual: int, fact: Fact) -> int:
+        if self.op == "=":
+            return self.value
+        moved = actual + self.value if self.op == "+=" else actual - self.value
+        return min(max(moved, fact.min), fact.max)
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    cost: float
+    pre: tuple[Condition, ...] = ()
+    effects: tuple[Effect, ...] = ()
+
+
+@dataclass(frozen=True)
+class Goal:
+    name: str
+    want: tuple[Condition, ...]
+    priority: float = 1.0
+
+
+State = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A validated planning domain. Build it with `domain_from_spec`, `DomainBuilder` or `load_domain`."""
+
+    name: str
+    facts: tuple[Fact, ...]
+    actions: tuple[Action, ...]
+    goals: tuple[Goal, ...]
+    _fact_index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._fact_index.update({f.name: i for i, f in enumerate(self.facts)})
+
+    # --- lookups -------------------------------------------------------------------------------------------
+    def fact_index(self, name: str) -> int:
+        try:
+            return self._fact_index[name]
+        except KeyError:
+            raise KeyError(f"unknown fact '{name}' in domain '{self.name}'") from None
+
+    def fact(self, name: str) -> Fact:
+        return self.facts[self.fact_index(name)]
+
+    def action_index(self, name: str) -> int:
+        for i, a in enumerate(self.actions):
+            if a.name == name:
+                return i
+        raise KeyError(f"unknown action '{name}' in domain '{self.name}'")
+
+    def goal_index(self, name: str) -> int:
+        for i, g in enumerate(self.goals):
+            if g.name == name:
+                return i
+        raise KeyError(f"unknown goal '{name}' in domain '{self.name}'")
+
+    @property
+    def action_names(self) -> list[str]:
+        return [a.name for a in self.actions]
+
+    # --- states --------------------------------------------------------------------------------------------
+    def default_state(self) -> State:
+        return tuple(f.default for f in self.facts)
+
+    def state(self, values: Mapping[str, Any] | None = None) -> State:
+        """A state from ``{fact: literal}``; facts not named take their default."""
+        out = list(self.default_state())
+        for name, raw in (values or {}).items():
+            if name not in self._fact_index:
+                raise DomainError(f"unknown fact '{name}'", item="start")
+            fact = self.facts[self._fact_index[name]]
+            try:
+                out[self._fact_index[name]] = fact.parse_value(raw)
+            except ValueError as e:
+                raise DomainError(str(e), item="start") from None
+        return tuple(out)
+
+    def conditions(self, want: Mapping[str, Any], item: str = "goal") -> tuple[Condition, ...]:
+        """Conditions parsed from ``{fact: condition literal}``, as in a goal's ``want``."""
+        return tuple(_parse_conditions(self, want, item))
+
+    def satisfies(self, state: State, conditions: Iterable[Condition]) -> bool:
+        return all(c.holds(state[self._fact_index[c.fact]]) for c in conditions)
+
+    def is_applicable(self, state: State, action: Action) -> bool:
+        return self.satisfies(state, action.pre)
+
+    def apply(self, state: State, action: Action) -> State:
+        out = list(state)
+        for e in action.effects:
+            i = self._fact_index[e.fact]
+            out[i] = e.apply(out[i], self.facts[i])
+        return tuple(out)
+
+    def describe_state(self, state: State) -> str:
+        return " ".join(f"{f.name}={f.format(v)}" for f, v in zip(self.facts, state, strict=True))
+
+    def replay(self, start: State, plan: Sequence[int | str]) -> State:
+        """Apply a plan step by step; raises ValueError naming the first step whose preconditions fail."""
+        state = start
+        for step, a in enumerate(plan):
+            action = self.actions[a] if isinstance(a, int) else self.actions[self.action_index(a)]
+            if not self.is_applicable(state, action):
+                raise ValueError(f"step {step} '{action.name}' is not applicable in {self.describe_state(state)}")
+            state = self.apply(state, action)
+        return state
+
+
+# --- building -------------------------------------------------------------------------------------------------
+Locator = Callable[[tuple[str, ...]], int | None]
+
+
+def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: Locator | None = None) -> Domain:
+    """Build and validate a domain from the file structure (a dict as TOML or JSON gives it).
+
+    Args:
+        spec: ``{"name", "facts", "actions", "goals"}`` as in the domain file format.
+        file: the file it came from, named in errors.
+        locate: maps a key path such as ``("actions", "reload", "cost")`` to its line in the file.
+    """
+
+    def fail(message: str, item: str | None, path: tuple[str, ...]) -> DomainError:
+        line = locate(path) if locate else None
+        return DomainError(message, item=item, file=file, line=line)
+
+    if not isinstance(spec, Mapping):
+        raise DomainError("a domain must be a table/object at the top level", file=file)
+    unknown = set(spec) - {"name", "facts", "actions", "goals"}
+    if unknown:
+        key = sorted(unknown)[0]
+        raise fail(f"unknown top-level key '{key}' (expected name, facts, actions, goals)", None, (key,))
+    name = spec.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise fail("'name' must be a non-empty string", None, ("name",))
+
+    facts_spec = spec.get("facts")
+    if not isinstance(facts_spec, Mapping) or not facts_spec:
+        raise fail("'facts' must be a non-empty table", None, ("facts",))
+    facts = []
+    for fname, fspec in facts_spec.items():
+        item = f"fact '{fname}'"
+        try:
+            facts.append(_parse_fact(fname, fspec))
+        except ValueError as e:
+            raise fail(str(e), item, ("facts", fname)) from None
+    skeleton = Domain(name=name, facts=tuple(facts), actions=(), goals=())
+
+    actions = []
+    actions_spec = spec.get("actions", {})
+    if not isinstance(actions_spec, Mapping) or not actions_spec:
+        raise fail("'actions' must be a non-empty table of actions", None, ("actions",))
+    for aname, aspec in actions_spec.items():
+        item = f"action '{aname}'"
+        if not _NAME_RE.match(str(aname)):
+            raise fail("names may not be empty or contain spaces, quotes, brackets or '='", item, ("actions", aname))
+        if not isinstance(aspec, Mapping):
+            raise fail("an action must be a table with cost, pre and effects", item, ("actions", aname))
+        extra = set(aspec) - {"cost", "pre", "effects"}
+        if extra:
+            key = sorted(extra)[0]
+            raise fail(f"unknown key '{key}' (expected cost, pre, effects)", item, ("actions", aname, key))
+        if "cost" not in aspec:
+            raise fail("missing 'cost'", item, ("actions", aname))
+        cost = aspec["cost"]
+        if isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost) or cost <= 0:
+            raise fail(f"cost must be a finite number > 0, got {cost!r}", item, ("actions", aname, "cost"))
+        try:
+            pre = _parse_conditions(skeleton, _table(aspec.get("pre", {}), "pre"), item)
+        except _ItemError as e:
+            raise fail(e.message, item, ("actions", aname, "pre", *e.path)) from None
+        try:
+            effects = _parse_effects(skeleton, _table(aspec.get("effects", {}), "effects"))
+        except _ItemError as e:
+            raise fail(e.message, item, ("actions", aname, "effects", *e.path)) from None
+        if not effects:
+            raise fail("an action needs at least one effect", item, ("actions", aname))
+        actions.append(Action(name=str(aname), cost=float(cost), pre=tuple(pre), effects=tuple(effects)))
+
+    goals = []
+    goals_spec = spec.get("goals", {})
+    if not isinstance(goals_spec, Mapping):
+        raise fail("'goals' must be a table of goals", None, ("goals",))
+    for gname, gspec in goals_spec.items():
+        item = f"goal '{gname}'"
+        if not _NAME_RE.match(str(gname)):
+            raise fail("names may not be empty or contain spaces, quotes, brackets or '='", item, ("goals", gname))
+        if not isinstance(gspec, Mapping):
+            raise fail("a goal must be a table with priority and want", item, ("goals", gname))
+        extra = set(gspec) - {"priority", "want"}
+        if extra:
+            key = sorted(extra)[0]
+            raise fail(f"unknown key '{key}' (expected priority, want)", item, ("goals", gname, key))
+        priority = gspec.get("priority", 1)
+        if isinstance(priority, bool) or not isinstance(priority, int | float) or not math.isfinite(priority):
+            raise fail(f"priority must be a finite number, got {priority!r}", item, ("goals", gname, "priority"))
+        try:
+            want = _parse_conditions(skeleton, _table(gspec.get("want", {}), "want"), item)
+        except _ItemError as e:
+            raise fail(e.message, item, ("goals", gname, "want", *e.path)) from None
+        if not want:
+            raise fail("'want' is empty: a goal needs at least one condition", item, ("goals", gname))
+        goals.append(Goal(name=str(gname), want=tuple(want), priority=float(priority)))
+
+    return Domain(name=name, facts=tuple(facts), actions=tuple(actions), goals=tuple(goals))
+
+
+class DomainBuilder:
+    """Build a domain in Python with the same rules as the file format.
+
+    Example::
+
+        domain = (DomainBuilder("soldier")
+                  .bool("weapon_drawn")
+                  .int("ammo", 0, 6)
+                  .action("reload", cost=2, pre={"weapon_drawn": True, "ammo": "< 6"}, effects={"ammo": 6})
+                  .goal("armed", priority=5, want={"ammo": "> 0"})
+                  .build())
+    """
+
+    def __init__(self, name: str):
+        self._spec: dict[str, Any] = {"name": name, "facts": {}, "actions": {}, "goals": {}}
+
+    def _add(self, section: str, name: str, value: Any) -> DomainBuilder:
+        if name in self._spec[section]:
+            kind = section[:-1]
+            raise DomainError(f"duplicate {kind} name", item=f"{kind} '{name}'")
+        self._spec[section][name] = value
+        return self
+
+    def bool(self, name: str, default: bool = False) -> DomainBuilder:
+        return self._add("facts", name, bool(default))
+
+    def int(self, name: str, min: int, max: int, default: int | None = None) -> DomainBuilder:  # noqa: A002
+        spec = {"type": INT, "min": min, "max": max}
+        if default is not None:
+            spec["default"] = default
+        return self._add("facts", name, spec)
+
+    def enum(self, name: str, values: Sequence[str], default: str | None = None) -> DomainBuilder:
+        spec: dict[str, Any] = {"type": ENUM, "values": list(values)}
+        if default is not None:
+            spec["default"] = default
+        return self._add("facts", name, spec)
+
+    def action(
+        self, name: str, cost: float = 1.0, pre: Mapping[str, Any] | None = None, effects: Mapping[str, Any] = ()
+    ) -> DomainBuilder:
+        return self._add("actions", name, {"cost": cost, "pre": dict(pre or {}), "effects": dict(effects or {})})
+
+    def goal(self, name: str, want: Mapping[str, Any], priority: float = 1.0) -> DomainBuilder:
+        return self._add("goals", name, {"priority": priority, "want": dict(want)})
+
+    def spec(self) -> dict[str, Any]:
+        """The domain as the file structure (what `goap.domain_file.save_domain` writes)."""
+        return self._spec
+
+    def build(self) -> Domain:
+        return domain_from_spec(self._spec)
+
+
+# --- parsing helpers ------------------------------------------------------------------------------------------
+class _ItemError(Exception):
+    def __init__(self, message: str, *path: str):
+        self.message = message
+        self.path = path
+
+
+def _as_int(raw: Any) -> int | None:
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float) and raw.is_integer():
+        return int(raw)
+    if isinstance(raw, str):
+        try:
+            return int(raw.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _table(raw: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise _ItemError(f"'{what}' must be a table of fact = value, got {raw!r}")
+    return raw
+
+
+def _parse_fact(name: str, spec: Any) -> Fact:
+    if not _NAME_RE.match(str(name)):
+        raise ValueError("names may not be empty or contain spaces, quotes, brackets or '='")
+    if isinstance(spec, bool):
+        return Fact(name=name, kind=BOOL, min=0, max=1, default=int(spec))
+    if not isinstance(spec, Mapping):
+        raise ValueError(
+            f"a fact is `name = false` (bool) or a table with type = \"int\" or \"enum\", got {spec!r}"
+        )
+    kind = spec.get("type", BOOL)
+    allowed = {BOOL: {"type", "default"}, INT: {"type", "min", "max", "default"}, ENUM: {"type", "values", "default"}}
+    if kind not in allowed:
+        raise ValueError(f"unknown fact type {kind!r} (expected bool, int or enum)")
+    extra = set(spec) - allowed[kind]
+    if extra:
+        raise ValueError(f"unknown key '{sorted(extra)[0]}' for a {kind} fact")
+    if kind == BOOL:
+        fact = Fact(name=name, kind=BOOL)
+        return Fact(name=name, kind=BOOL, default=fact.parse_value(spec.get("default", False), "default"))
+    if kind == ENUM:
+        labels = spec.get("values")
+        if not isinstance(labels, list) or len(labels) < 2 or not all(isinstance(x, str) for x in labels):
+            raise ValueError("an enum fact needs 'values', a list of at least two strings")
+        if len(set(labels)) != len(labels):
+            raise ValueError("enum values must be distinct")
+        bad = [x for x in labels if not _NAME_RE.match(x) or x[0] in "<>!="]
+        if bad:
+            raise ValueError(f"enum value {bad[0]!r} may not contain spaces or '=' or start with an operator")
+        fact = Fact(name=name, kind=ENUM, min=0, max=len(labels) - 1, labels=tuple(labels))
+        default = fact.parse_value(spec.get("default", labels[0]), "default")
+        return Fact(name=name, kind=ENUM, min=0, max=len(labels) - 1, default=default, labels=tuple(labels))
+    lo, hi = _as_int(spec.get("min")), _as_int(spec.get("max"))
+    if lo is None or hi is None or isinstance(spec.get("min"), str) or isinstance(spec.get("max"), str):
+        raise ValueError("an int fact needs integer 'min' and 'max'")
+    if lo >= hi:
+        raise ValueError(f"min ({lo}) must be less than max ({hi})")
+    if hi - lo >= 2**62:
+        raise ValueError(f"range {lo}..{hi} is too wide (at most 2**62 values)")
+    fact = Fact(name=name, kind=INT, min=lo, max=hi, default=lo)
+    default = spec.get("default", lo)
+    if isinstance(default, str):
+        raise ValueError(f"default for int fact '{name}' must be an integer, got {default!r}")
+    return Fact(name=name, kind=INT, min=lo, max=hi, default=fact.parse_value(default, "default"))
+
+
+def _parse_conditions(domain: Domain, spec: Mapping[str, Any], item: str) -> list[Condition]:
+    out = []
+    for fname, raw in spec.items():
+        if fname not in domain._fact_index:
+            raise _ItemError(f"unknown fact '{fname}'", fname)
+        fact = domain.facts[domain._fact_index[fname]]
+        try:
+            out.append(_parse_condition(fact, raw))
+        except ValueError as e:
+            raise _ItemError(str(e), fname) from None
+    return out
+
+
+def _parse_condition(fact: Fact, raw: Any) -> Condition:
+    if fact.kind == BOOL:
+        return Condition(fact.name, "==", fact.parse_value(raw, "condition"))
+    if isinstance(raw, str):
+        m = _COND_RE.match(raw)
+        if not m:
+            raise ValueError(f"cannot parse condition {raw!r}: expected 'op k' with op in {' '.join(CONDITION_OPS)}")
+        op, literal = m.group(1) or "==", m.group(2)
+        if fact.kind == ENUM:
+            if op not in ("==", "!="):
+                raise ValueError(f"enum fact '{fact.name}' only takes == and != conditions, got {raw!r}")
+            return Condition(fact.name, op, fact.parse_value(literal, "condition"))
+        if _as_int(literal) is None:
+            raise ValueError(f"cannot parse condition {raw!r}: expected 'op k' with op in {' '.join(CONDITION_OPS)}")
+        return Condition(fact.name, op, fact.parse_value(literal, "condition"))
+    if fact.kind == ENUM:
+        raise ValueError(f"condition for enum fact '{fact.name}' must be a label, got {raw!r}")
+    return Condition(fact.name, "==", fact.parse_value(raw, "condition"))
+
+
+def _parse_effects(domain: Domain, spec: Mapping[str, Any]) -> list[Effect]:
+    out = []
+    for fname, raw in spec.items():
+        if fname not in domain._fact_index:
+            raise _ItemError(f"unknown fact '{fname}'", fname)
+        fact = domain.facts[domain._fact_index[fname]]
+        try:
+            out.append(_parse_effect(fact, raw))
+        except ValueError as e:
+            raise _ItemError(str(e), fname) from None
+    return out
+
+
+def _parse_effect(fact: Fact, raw: Any) -> Effect:
+    if fact.kind != INT or not isinstance(raw, str):
+        return Effect(fact.name, "=", fact.parse_value(raw, "effect"))
+    m = _EFFECT_RE.match(raw)
+    delta = _as_int(m.group(2)) if m else None
+    if not m or delta is None:
+        raise ValueError(f"cannot parse effect {raw!r}: expected k, '+= k' or '-= k'")
+    op = m.group(1) or "="
+    if op == "=":
+        return Effect(fact.name, "=", fact.parse_value(delta, "effect"))
+    if delta <= 0 or delta > fact.max - fact.min:
+        raise ValueError(f"effect {raw!r}: the step must be in 1..{fact.max - fact.min}")
+    return Effect(fact.name, op, delta)
+
+
+def _compare(actual: int, op: str, value: int) -> bool:
+    if op == "==":
+        return actual == value
+    if op == "!=":
+        return actual != value
+    if op == "<":
+        return actual < value
+    if op == "<=":
+        return actual <= value
+    if op == ">":
+        return actual > value
+    if op == ">=":
+        return actual >= value
+    raise ValueError(f"unknown operator {op!r}")
+
+
+def achieves(action: Action, condition: Condition) -> bool:
+    """Whether the action can make a false condition true, judged from its effect on that fact alone.
+
+    This over-approximates (it ignores the current value except for the direction of a step), which is what
+    the planners' admissible heuristic needs: any action that actually makes the condition true is counted.
+    """
+    for e in action.effects:
+        if e.fact != condition.fact:
+            continue
+        if e.op == "=":
+            return _compare(e.value, condition.op, condition.value)
+        if e.op == "+=":
+            return condition.op in ("==", "!=", ">", ">=")
+        return condition.op in ("==", "!=", "<", "<=")
+    return False

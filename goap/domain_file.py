@@ -1,0 +1,217 @@
+"""Domain files: TOML or JSON with the same structure, read into a validated `Domain` and written back.
+
+Loading parses data only (``tomllib`` / ``json``), never code. Errors are `DomainError`s that name the file,
+the item and, where it can be found in the text, the line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from goap.domain import BOOL, ENUM, Domain, DomainError, domain_from_spec
+
+FORMATS = {".toml": "toml", ".json": "json"}
+
+
+def load_domain(path: str | Path) -> Domain:
+    """Read a ``.toml`` or ``.json`` domain file."""
+    path = Path(path)
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise DomainError(f"unknown domain file type '{path.suffix}' (expected .toml or .json)", file=str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DomainError("no such file", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise DomainError(f"cannot read: {e}", file=str(path)) from None
+    return loads_domain(text, fmt=fmt, file=str(path))
+
+
+def loads_domain(text: str, fmt: str = "toml", file: str = "<string>") -> Domain:
+    """Parse a domain from text in ``fmt`` ("toml" or "json")."""
+    spec = _parse(text, fmt, file)
+    return domain_from_spec(spec, file=file, locate=_Locator(text, fmt))
+
+
+def domain_to_spec(domain: Domain) -> dict[str, Any]:
+    """The file structure of a domain: loading it back gives an equal domain."""
+    facts: dict[str, Any] = {}
+    for f in domain.facts:
+        if f.kind == BOOL:
+            facts[f.name] = bool(f.default)
+        elif f.kind == ENUM:
+            facts[f.name] = {"type": ENUM, "values": list(f.labels), "default": f.labels[f.default]}
+        else:
+            facts[f.name] = {"type": "int", "min": f.min, "max": f.max, "default": f.default}
+
+    def cond(c) -> Any:
+        fact = domain.fact(c.fact)
+        if fact.kind == BOOL:
+            return bool(c.value) if c.op == "==" else (not c.value)
+        if fact.kind == ENUM:
+            return fact.labels[c.value] if c.op == "==" else f"!= {fact.labels[c.value]}"
+        return c.value if c.op == "==" else f"{c.op} {c.value}"
+
+    def eff(e) -> Any:
+        fact = domain.fact(e.fact)
+        if e.op != "=":
+            return f"{e.op} {e.value}"
+        if fact.kind == BOOL:
+            return bool(e.value)
+        return fact.labels[e.value] if fact.kind == ENUM else e.value
+
+    actions = {
+        a.name: {
+            "cost": int(a.cost) if float(a.cost).is_integer() else a.cost,
+            "pre": {c.fact: cond(c) for c in a.pre},
+            "effects": {e.fact: eff(e) for e in a.effects},
+        }
+        for a in domain.actions
+    }
+    goals = {
+        g.name: {
+            "priority": int(g.priority) if float(g.priority).is_integer() else g.priority,
+            "want": {c.fact: cond(c) for c in g.want},
+        }
+        for g in domain.goals
+    }
+    return {"name": domain.name, "facts": facts, "actions": actions, "goals": goals}
+
+
+def save_domain(domain: Domain, path: str | Path) -> None:
+    """Write a domain as TOML or JSON (by suffix); written to a temporary file first, never half-written."""
+    path = Path(path)
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"{path}: unknown domain file type '{path.suffix}' (expected .toml or .json)")
+    spec = domain_to_spec(domain)
+    text = json.dumps(spec, indent=2) + "\n" if fmt == "json" else dumps_toml(spec)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def dumps_toml(spec: Mapping[str, Any]) -> str:
+    """TOML text for a domain spec, one table per action and goal, inline tables for conditions."""
+    lines = [f"name = {_toml_value(spec['name'])}", "", "[facts]"]
+    for name, value in spec["facts"].items():
+        lines.append(f"{_toml_key(name)} = {_toml_value(value)}")
+    for section in ("actions", "goals"):
+        for name, body in spec.get(section, {}).items():
+            lines += ["", f"[{section}.{_toml_key(name)}]"]
+            for key, value in body.items():
+                lines.append(f"{key} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.match(key) else json.dumps(key)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else ("nan" if math.isnan(value) else "inf")
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }" if value else "{}"
+    raise TypeError(f"cannot write {value!r} as TOML")
+
+
+# --- parsing with line numbers ---------------------------------------------------------------------------------
+def _parse(text: str, fmt: str, file: str) -> Any:
+    if fmt == "toml":
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            m = re.search(r"\(at line (\d+), column \d+\)", str(e))
+            line = int(m.group(1)) if m else None
+            message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e)) or "invalid TOML"
+            raise DomainError(f"malformed TOML: {message}", file=file, line=line) from None
+    if fmt == "json":
+        try:
+            return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+        except json.JSONDecodeError as e:
+            raise DomainError(f"malformed JSON: {e.msg}", file=file, line=e.lineno) from None
+        except _DuplicateKey as e:
+            raise DomainError(
+                f"duplicate key '{e.key}'", file=file, line=_Locator(text, "json").last_key(e.key)
+            ) from None
+    raise DomainError(f"unknown format {fmt!r}", file=file)
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str):
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+def _reject_constant(name: str) -> float:
+    # JSON has no NaN or Infinity; Python's json accepts them unless told not to. Treat them as numbers here
+    # so that the cost check reports them with the item's name ("cost must be a finite number").
+    return float(name.replace("Infinity", "inf"))
+
+
+class _Locator:
+    """Finds the line of a key path in domain text by scanning for each key in turn.
+
+    Both formats write a key path in order (``[actions.reload]`` then ``cost = 2``; ``"actions": {"reload":
+    {"cost": 2``), so searching for each component from the line of the previous one finds the item.
+    """
+
+    def __init__(self, text: str, fmt: str):
+        self.lines = text.splitlines()
+        self.fmt = fmt
+
+    def _pattern(self, key: str) -> re.Pattern[str]:
+        k = re.escape(key)
+        if self.fmt == "json":
+            return re.compile(rf'"{k}"\s*:')
+        return re.compile(rf'(^|[\s.{{,\[])("{k}"|\'{k}\'|{k})\s*([=\].])')
+
+    def __call__(self, path: tuple[str, ...]) -> int | None:
+        line, found = 0, None
+        for key in path:
+            pattern = self._pattern(str(key))
+            for i in range(line, len(self.lines)):
+                if pattern.search(self._code(self.lines[i])):
+                    line, found = i, i + 1
+                    break
+            else:
+                return found
+        return found
+
+    def last_key(self, key: str) -> int | None:
+        pattern = self._pattern(key)
+        hits = [i + 1 for i, text in enumerate(self.lines) if pattern.search(text)]
+        return hits[1] if len(hits) > 1 else (hits[0] if hits else None)
+
+    def _code(self, text: str) -> str:
+        # Drop a TOML comment so that a key named in a comment is not taken for the key itself.
+        if self.fmt == "toml" and "#" in text and '"' not in text:
+            return text.split("#", 1)[0]
+        return text

@@ -1,0 +1,322 @@
+"""Bit-packed states and the numpy tables the Warp kernels read.
+
+A state is ``W`` 64-bit words. A bool takes one bit; a bounded int or enum takes
+``max(1, (max - min).bit_length())`` bits holding ``value - min``, at an offset that never straddles a word
+(facts are placed widest first, each into the first word with room, so W is as small as first-fit allows).
+
+Conditions become, per word, a ``(mask, value)`` pair, ``(s & mask) == value``, covering every bool and every
+``==`` on an int; the rest (``!= < <= > >=``) are short lists of ``(word, shift, mask, op, k)``. Effects become
+``(set, clear)`` per word, ``s = (s & ~clear) | set``, covering every assignment; ``+=`` and ``-=`` are lists of
+``(word, shift, mask, delta, hi)``, clamped to ``0..hi`` in the encoded (``value - min``) space.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from goap.domain import Condition, Domain, Goal, State, achieves
+
+OP_CODES = {"==": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
+WORD_BITS = 64
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each fact lives: ``word[f]``, ``shift[f]`` and ``width[f]`` bits, storing ``value - min[f]``."""
+
+    n_words: int
+    word: np.ndarray  # int32[F]
+    shift: np.ndarray  # int32[F]
+    width: np.ndarray  # int32[F]
+    min: np.ndarray  # int64[F]
+
+    @property
+    def n_bits(self) -> int:
+        return int(self.width.sum())
+
+    def field_mask(self, f: int) -> int:
+        return (1 << int(self.width[f])) - 1
+
+
+def fact_width(lo: int, hi: int) -> int:
+    return max(1, (hi - lo).bit_length())
+
+
+def make_layout(domain: Domain) -> Layout:
+    """First-fit decreasing: widest facts first, each into the first word with enough free bits."""
+    n = len(domain.facts)
+    width = np.array([fact_width(f.min, f.max) for f in domain.facts], dtype=np.int32)
+    word = np.zeros(n, dtype=np.int32)
+    shift = np.zeros(n, dtype=np.int32)
+    used: list[int] = []
+    for f in sorted(range(n), key=lambda i: (-int(width[i]), i)):
+        for w, bits in enumerate(used):
+            if bits + width[f] <= WORD_BITS:
+                break
+        else:
+            used.append(0)
+            w = len(used) - 1
+        word[f], shift[f] = w, used[w]
+        used[w] += int(width[f])
+    mins = np.array([f.min for f in domain.facts], dtype=np.int64)
+    return Layout(n_words=max(1, len(used)), word=word, shift=shift, width=width, min=mins)
+
+
+@dataclass(frozen=True)
+class CondList:
+    """Conditions in compressed rows: row ``r`` owns items ``start[r]:start[r + 1]``."""
+
+    start: np.ndarray  # int32[R + 1]
+    word: np.ndarray  # int32[K]
+    shift: np.ndarray  # int32[K]
+    mask: np.ndarray  # uint64[K], the field mask before shifting
+    op: np.ndarray  # int32[K], OP_CODES
+    k: np.ndarray  # uint64[K], encoded (value - min)
+
+
+@dataclass(frozen=True)
+class StepList:
+    """``+=`` / ``-=`` effects in compressed rows, clamped to ``0..hi`` in encoded space."""
+
+    start: np.ndarray  # int32[A + 1]
+    word: np.ndarray  # int32[K]
+    shift: np.ndarray  # int32[K]
+    mask: np.ndarray  # uint64[K]
+    delta: np.ndarray  # int64[K], signed
+    hi: np.ndarray  # uint64[K], max - min
+
+
+@dataclass(frozen=True)
+class GoalTables:
+    """A set of goals, encoded. Agents name their goal by index into ``goals``.
+
+    ``mask``/``value`` and ``ints`` give the exact goal test. ``atoms`` lists every condition of every goal
+    one by one, with ``achievers`` (row per atom: the actions that can make it true) and ``max_achieved``
+    (per goal: the most atoms of that goal one action can make true) for the admissible heuristic.
+    """
+
+    goals: tuple[Goal, ...]
+    mask: np.ndarray  # uint64[G, W]
+    value: np.ndarray  # uint64[G, W]
+    ints: CondList  # rows: goals
+    atoms: CondList  # rows: goals
+    achievers: np.ndarray  # int32[total atoms + 1] row starts into achiever_action
+    achiever_action: np.ndarray  # int32[...]
+    max_achieved: np.ndarray  # int32[G]
+    priority: np.ndarray  # float32[G]
+
+    @property
+    def n_goals(self) -> int:
+        return len(self.goals)
+
+    @property
+    def max_atoms(self) -> int:
+        return int(np.diff(self.atoms.start).max(initial=0))
+
+
+@dataclass(frozen=True)
+class DomainTables:
+    """Everything a kernel needs to know about a domain, as flat numpy arrays."""
+
+    domain: Domain
+    layout: Layout
+    pre_mask: np.ndarray  # uint64[A, W]
+    pre_value: np.ndarray  # uint64[A, W]
+    pre_ints: CondList  # rows: actions
+    eff_set: np.ndarray  # uint64[A, W]
+    eff_clear: np.ndarray  # uint64[A, W]
+    eff_steps: StepList  # rows: actions
+    cost: np.ndarray  # float32[A]
+    goals: GoalTables
+
+    @property
+    def n_words(self) -> int:
+        return self.layout.n_words
+
+    @property
+    def n_actions(self) -> int:
+        return len(self.domain.actions)
+
+    # --- states ----------------------------------------------------------------------------------------
+    def pack(self, values: State | Mapping[str, Any]) -> np.ndarray:
+        """One state (a value tuple, or ``{fact: literal}`` with defaults for the rest) as uint64[W]."""
+        if isinstance(values, Mapping):
+            values = self.domain.state(values)
+        return self.pack_states(np.asarray([values], dtype=np.int64))[0]
+
+    def pack_states(self, values: np.ndarray) -> np.ndarray:
+        """int64[N, F] fact values -> uint64[N, W]; vectorised over agents, one pass per fact."""
+        values = np.asarray(values, dtype=np.int64)
+        if values.ndim != 2 or values.shape[1] != len(self.domain.facts):
+            raise ValueError(f"expected values of shape [N, {len(self.domain.facts)}], got {values.shape}")
+        lo = np.array([f.min for f in self.domain.facts], dtype=np.int64)
+        hi = np.array([f.max for f in self.domain.facts], dtype=np.int64)
+        bad = (values < lo) | (values > hi)
+        if bad.any():
+            n, f = np.argwhere(bad)[0]
+            fact = self.domain.facts[f]
+            raise ValueError(f"row {n}: value {values[n, f]} of fact '{fact.name}' out of range {fact.min}..{fact.max}")
+        out = np.zeros((values.shape[0], self.n_words), dtype=np.uint64)
+        L = self.layout
+        for f in range(values.shape[1]):
+            enc = (values[:, f] - L.min[f]).astype(np.uint64) << np.uint64(L.shift[f])
+            out[:, L.word[f]] |= enc
+        return out
+
+    def unpack(self, words: np.ndarray) -> State:
+        return tuple(int(v) for v in self.unpack_states(np.asarray(words, dtype=np.uint64).reshape(1, -1))[0])
+
+    def unpack_states(self, words: np.ndarray) -> np.ndarray:
+        """uint64[N, W] -> int64[N, F] fact values."""
+        words = np.asarray(words, dtype=np.uint64)
+        if words.ndim != 2 or words.shape[1] != self.n_words:
+            raise ValueError(f"expected states of shape [N, {self.n_words}], got {words.shape}")
+        L = self.layout
+        out = np.empty((words.shape[0], len(self.domain.facts)), dtype=np.int64)
+        for f in range(out.shape[1]):
+            field = (words[:, L.word[f]] >> np.uint64(L.shift[f])) & np.uint64(L.field_mask(f))
+            out[:, f] = field.astype(np.int64) + L.min[f]
+        return out
+
+    def describe(self, words: np.ndarray) -> str:
+        """``weapon_drawn=true ammo=3 ...`` for one packed state."""
+        return self.domain.describe_state(self.unpack(words))
+
+    def encode_goals(self, goals: Sequence[Goal]) -> GoalTables:
+        return encode_goals(self.domain, self.layout, goals)
+
+    def bytes_per_agent(self, max_nodes: int, max_plan_length: int) -> int:
+        from goap.planners.warp_astar import scratch_bytes_per_agent
+
+        return scratch_bytes_per_agent(self.n_words, max_nodes, self.goals.max_atoms, max_plan_length)
+
+
+def encode(domain: Domain) -> DomainTables:
+    """Compile a domain into kernel tables."""
+    layout = make_layout(domain)
+    W, A = layout.n_words, len(domain.actions)
+    pre_mask = np.zeros((A, W), dtype=np.uint64)
+    pre_value = np.zeros((A, W), dtype=np.uint64)
+    eff_set = np.zeros((A, W), dtype=np.uint64)
+    eff_clear = np.zeros((A, W), dtype=np.uint64)
+    pre_rows, step_rows = [], []
+    for a, action in enumerate(domain.actions):
+        pre_rows.append(_fold_conditions(domain, layout, action.pre, pre_mask[a], pre_value[a]))
+        steps = []
+        for e in action.effects:
+            f = domain.fact_index(e.fact)
+            w, s, m = int(layout.word[f]), int(layout.shift[f]), layout.field_mask(f)
+            if e.op == "=":
+                eff_clear[a, w] |= np.uint64(m << s)
+                eff_set[a, w] |= np.uint64((e.value - int(layout.min[f])) << s)
+            else:
+                fact = domain.facts[f]
+                steps.append((w, s, m, e.value if e.op == "+=" else -e.value, fact.max - fact.min))
+        step_rows.append(steps)
+    cost = np.array([a.cost for a in domain.actions], dtype=np.float32)
+    return DomainTables(
+        domain=domain,
+        layout=layout,
+        pre_mask=pre_mask,
+        pre_value=pre_value,
+        pre_ints=_cond_list(pre_rows),
+        eff_set=eff_set,
+        eff_clear=eff_clear,
+        eff_steps=_step_list(step_rows),
+        cost=cost,
+        goals=encode_goals(domain, layout, domain.goals),
+    )
+
+
+def encode_goals(domain: Domain, layout: Layout, goals: Sequence[Goal]) -> GoalTables:
+    """Encode goals (the domain's own, or ad-hoc ones such as a problem file's) against a layout."""
+    G, W = len(goals), layout.n_words
+    mask = np.zeros((G, W), dtype=np.uint64)
+    value = np.zeros((G, W), dtype=np.uint64)
+    int_rows, atom_rows, achiever_rows, max_achieved = [], [], [], []
+    for g, goal in enumerate(goals):
+        int_rows.append(_fold_conditions(domain, layout, goal.want, mask[g], value[g]))
+        atom_rows.append([_cond_item(domain, layout, c) for c in goal.want])
+        per_action = np.zeros(len(domain.actions), dtype=np.int32)
+        for c in goal.want:
+            row = [a for a, action in enumerate(domain.actions) if achieves(action, c)]
+            achiever_rows.append(row)
+            per_action[row] += 1
+        max_achieved.append(int(per_action.max(initial=0)))
+    starts = np.zeros(len(achiever_rows) + 1, dtype=np.int32)
+    starts[1:] = np.cumsum([len(r) for r in achiever_rows])
+    flat = np.array([a for r in achiever_rows for a in r], dtype=np.int32)
+    return GoalTables(
+        goals=tuple(goals),
+        mask=mask,
+        value=value,
+        ints=_cond_list(int_rows),
+        atoms=_cond_list(atom_rows),
+        achievers=starts,
+        achiever_action=flat,
+        max_achieved=np.array(max_achieved, dtype=np.int32),
+        priority=np.array([g.priority for g in goals], dtype=np.float32),
+    )
+
+
+def fingerprint(domain: Domain) -> str:
+    """A short stable hash of a domain's structure: files that load to the same domain share it."""
+    from goap.domain_file import domain_to_spec
+
+    text = json.dumps(domain_to_spec(domain), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# --- helpers ---------------------------------------------------------------------------------------------
+def _cond_item(domain: Domain, layout: Layout, c: Condition) -> tuple[int, int, int, int, int]:
+    f = domain.fact_index(c.fact)
+    return (int(layout.word[f]), int(layout.shift[f]), layout.field_mask(f), OP_CODES[c.op], c.value - int(layout.min[f]))
+
+
+def _fold_conditions(
+    domain: Domain, layout: Layout, conditions: Sequence[Condition], mask: np.ndarray, value: np.ndarray
+) -> list[tuple[int, int, int, int, int]]:
+    """Fold bools and ``==`` into the (mask, value) words; return the rest as condition items."""
+    rest = []
+    for c in conditions:
+        w, s, m, op, k = _cond_item(domain, layout, c)
+        if op == OP_CODES["=="]:
+            mask[w] |= np.uint64(m << s)
+            value[w] |= np.uint64(k << s)
+        else:
+            rest.append((w, s, m, op, k))
+    return rest
+
+
+def _cond_list(rows: list[list[tuple[int, int, int, int, int]]]) -> CondList:
+    start = np.zeros(len(rows) + 1, dtype=np.int32)
+    start[1:] = np.cumsum([len(r) for r in rows])
+    items = [it for r in rows for it in r]
+    return CondList(
+        start=start,
+        word=np.array([i[0] for i in items], dtype=np.int32),
+        shift=np.array([i[1] for i in items], dtype=np.int32),
+        mask=np.array([i[2] for i in items], dtype=np.uint64),
+        op=np.array([i[3] for i in items], dtype=np.int32),
+        k=np.array([i[4] for i in items], dtype=np.uint64),
+    )
+
+
+def _step_list(rows: list[list[tuple[int, int, int, int, int]]]) -> StepList:
+    start = np.zeros(len(rows) + 1, dtype=np.int32)
+    start[1:] = np.cumsum([len(r) for r in rows])
+    items = [it for r in rows for it in r]
+    return StepList(
+        start=start,
+        word=np.array([i[0] for i in items], dtype=np.int32),
+        shift=np.array([i[1] for i in items], dtype=np.int32),
+        mask=np.array([i[2] for i in items], dtype=np.uint64),
+        delta=np.array([i[3] for i in items], dtype=np.int64),
+        hi=np.array([i[4] for i in items], dtype=np.uint64),
+    )
