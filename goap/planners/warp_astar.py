@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from goap.domain import Domain
+from goap.kernels import init_warp
 from goap.encoding import CondList, DomainTables, GoalTables, encode
 from goap.planners.base import (
     DEFAULT_MAX_NODES,
@@ -48,15 +49,6 @@ def scratch_bytes_per_agent(n_words: int, max_nodes: int, max_atoms: int, max_pl
     """The formula in the module docstring: device memory one agent's search needs."""
     m = max_nodes
     return 8 * n_words * (m + 1) + 17 * m + 12 * m + 4 * hash_size(m) + 4 * max(1, max_atoms) + 4 * max_plan_length + 13
-
-
-def _warp():
-    """Import and initialise Warp quietly (``wp.init`` is idempotent)."""
-    import warp as wp
-
-    wp.config.quiet = True
-    wp.init()
-    return wp
 
 
 class WarpAStarPlanner:
@@ -85,7 +77,7 @@ class WarpAStarPlanner:
         max_scratch_bytes: int = 4 << 30,
     ):
         check_options(max_nodes, max_plan_length)
-        wp = _warp()
+        wp = init_warp()
         from goap.kernels.astar import astar_kernel
 
         self.tables = domain if isinstance(domain, DomainTables) else encode(domain)

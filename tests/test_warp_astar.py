@@ -1,0 +1,194 @@
+"""The batched Warp planner against the reference oracle: same statuses, costs and expansions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from goap import DomainBuilder, Goal, Status, load_domain
+from goap.bench.random_domains import random_domain, random_problems
+from goap.planners import make_planner
+from goap.planners.reference import ReferencePlanner
+from goap.planners.warp_astar import WarpAStarPlanner, scratch_bytes_per_agent
+
+DEVICE = "cpu"
+
+
+def assert_same(ref, fast, domain, states_values, goals, goal_table, costs=None, enabled=None):
+    np.testing.assert_array_equal(fast.status, ref.status)
+    np.testing.assert_array_equal(fast.cost, ref.cost)
+    np.testing.assert_array_equal(fast.length, ref.length)
+    np.testing.assert_array_equal(fast.expanded, ref.expanded)
+    np.testing.assert_array_equal(fast.actions, ref.actions)
+    for i in np.flatnonzero(fast.status == Status.OK):
+        state = tuple(int(v) for v in states_values[i])
+        total = 0.0
+        for a in fast.plan(i):
+            assert enabled is None or enabled[i, a]
+            assert domain.is_applicable(state, domain.actions[a])
+            state = domain.apply(state, domain.actions[a])
+            total += domain.actions[a].cost if costs is None else float(costs[i, a])
+        assert domain.satisfies(state, goal_table.goals[goals[i]].want)
+        assert total == pytest.approx(float(fast.cost[i]), rel=1e-5)
+
+
+# Facts chosen so that states take 1, 2, 3, 4 and 5 words.
+@pytest.mark.parametrize(
+    ("seed", "n_facts", "words"),
+    [(11, 24, 1), (12, 60, 2), (13, 110, 3), (14, 150, 4), (15, 190, 5)],
+)
+def test_warp_matches_reference(seed, n_facts, words):
+    domain = random_domain(seed, n_facts, int_fraction=0.3)
+    problems = random_problems(domain, 240, seed=seed)
+    ref = ReferencePlanner(domain, max_nodes=512)
+    assert ref.tables.n_words == words
+    fast = WarpAStarPlanner(ref.tables, max_nodes=512, device=DEVICE)
+    states = ref.tables.pack_states(problems.values)
+    rng = np.random.default_rng(seed)
+    A = len(domain.actions)
+    costs = rng.integers(1, 33, size=(len(states), A)).astype(np.float32) / 4
+    costs[: len(states) // 3] = ref.tables.cost  # a third keep the domain costs
+    enabled = rng.random((len(states), A)) < 0.9
+    for c, e in ((None, None), (costs, enabled)):
+        r = ref.plan(states, problems.goals, c, e)
+        f = fast.plan(states, problems.goals, c, e)
+        assert_same(r, f, domain, problems.values, problems.goals, ref.tables.goals, c, e)
+    statuses = set(r.status.tolist())
+    assert Status.OK in statuses and len(statuses) >= 2, statuses
+
+
+@pytest.mark.parametrize("world", ["soldier", "village"])
+def test_warp_matches_reference_on_worlds(world, worlds_dir):
+    domain = load_domain(worlds_dir / world / "domain.toml")
+    ref = ReferencePlanner(domain)
+    fast = WarpAStarPlanner(ref.tables, device=DEVICE)
+    problems = random_problems(domain, 200, seed=3, walk=8)
+    states = ref.tables.pack_states(problems.values)
+    r = ref.plan(states, problems.goals)
+    f = fast.plan(states, problems.goals)
+    assert_same(r, f, domain, problems.values, problems.goals, ref.tables.goals)
+    assert (r.status == Status.OK).sum() > 50
+
+
+def small_domain():
+    return (
+        DomainBuilder("edge")
+        .bool("a")
+        .bool("b")
+        .int("n", 0, 5)
+        .action("make_a", cost=1, effects={"a": True})
+        .action("make_b", cost=2, pre={"a": True}, effects={"b": True})
+        .action("count", cost=1, pre={"b": True}, effects={"n": "+= 1"})
+        .goal("b", want={"b": True})
+        .goal("five", want={"n": 5})
+        .goal("never", want={"n": "< 0"} if False else {"a": False, "b": True})
+        .build()
+    )
+
+
+@pytest.fixture(scope="module")
+def edge():
+    domain = small_domain()
+    return domain, WarpAStarPlanner(domain, device=DEVICE), ReferencePlanner(domain)
+
+
+def test_empty_batch(edge):
+    domain, fast, _ = edge
+    batch = fast.plan(np.zeros((0, 1), np.uint64), np.zeros(0, np.int32))
+    assert len(batch) == 0 and batch.actions.shape == (0, fast.max_plan_length)
+
+
+def test_single_agent_and_satisfied(edge):
+    domain, fast, _ = edge
+    t = fast.tables
+    one = fast.plan(t.pack({})[None], [domain.goal_index("b")])
+    assert one.status[0] == Status.OK and one.plan_names(0, domain) == ["make_a", "make_b"] and one.cost[0] == 3
+    done = fast.plan(t.pack({"b": True})[None], [domain.goal_index("b")])
+    assert done.status[0] == Status.SATISFIED and done.cost[0] == 0 and done.expanded[0] == 0
+
+
+def test_unreachable_and_disabled(edge):
+    domain, fast, ref = edge
+    t = fast.tables
+    s = np.repeat(t.pack({})[None], 2, axis=0)
+    enabled = np.array([[True, True, True], [False, False, False]])
+    goals = [domain.goal_index("never"), domain.goal_index("b")]
+    f = fast.plan(s, goals, enabled=enabled)
+    r = ref.plan(s, goals, enabled=enabled)
+    assert list(f.status) == [Status.NO_PLAN, Status.NO_PLAN]
+    np.testing.assert_array_equal(f.expanded, r.expanded)
+
+
+def test_budget_is_reported_not_a_wrong_plan(edge):
+    domain, _, _ = edge
+    tiny = WarpAStarPlanner(domain, max_nodes=3, device=DEVICE)
+    batch = tiny.plan(tiny.tables.pack({})[None], [domain.goal_index("five")])
+    assert batch.status[0] == Status.BUDGET and (batch.actions[0] == -1).all() and np.isnan(batch.cost[0])
+    # The same planner still gets the next search right: nothing is left behind in its scratch.
+    again = tiny.plan(tiny.tables.pack({"b": True, "n": 4})[None], [domain.goal_index("five")])
+    assert again.status[0] == Status.OK and again.plan_names(0, domain) == ["count"]
+
+
+def test_too_long(edge):
+    domain, _, _ = edge
+    short = WarpAStarPlanner(domain, max_plan_length=3, device=DEVICE)
+    batch = short.plan(short.tables.pack({})[None], [domain.goal_index("five")])
+    assert batch.status[0] == Status.TOO_LONG and batch.length[0] == 7 and batch.cost[0] == 8
+
+
+def test_agent_subset_and_mask_leave_other_rows(edge):
+    domain, fast, _ = edge
+    t = fast.tables
+    states = np.repeat(t.pack({})[None], 5, axis=0)
+    goals = np.full(5, domain.goal_index("b"), np.int32)
+    batch = fast.plan(states, goals, agents=[3, 1])
+    assert list(batch.status) == [Status.NOT_PLANNED, Status.OK, Status.NOT_PLANNED, Status.OK, Status.NOT_PLANNED]
+    mask = np.array([True, False, False, False, True])
+    again = fast.plan(states, goals, agents=mask, out=batch)
+    assert (again.status == Status.OK).sum() == 4 and again.status[2] == Status.NOT_PLANNED
+
+
+def test_warp_array_inputs(edge):
+    import warp as wp
+
+    domain, fast, _ = edge
+    t = fast.tables
+    host = np.stack([t.pack({}), t.pack({"a": True})])
+    states = wp.array(host, dtype=wp.uint64, device=DEVICE)
+    goals = wp.array(np.zeros(2, np.int32), dtype=wp.int32, device=DEVICE)
+    batch = fast.plan(states, goals)
+    assert list(batch.cost) == [3, 2]
+
+
+def test_ad_hoc_goal_table(edge):
+    domain, fast, ref = edge
+    table = fast.tables.encode_goals([Goal("three", want=domain.conditions({"n": ">= 3", "a": True}))])
+    s = fast.tables.pack({})[None]
+    f = fast.plan(s, [0], goal_table=table)
+    r = ref.plan(s, [0], goal_table=table)
+    assert f.status[0] == Status.OK and f.cost[0] == r.cost[0] == 6
+
+
+def test_many_chunks_and_threads_agree():
+    domain = random_domain(5, 32)
+    problems = random_problems(domain, 1500, seed=5)
+    one = WarpAStarPlanner(domain, device=DEVICE, threads=1, chunk_size=4096)
+    many = WarpAStarPlanner(domain, device=DEVICE, threads=2, chunk_size=17)
+    states = one.tables.pack_states(problems.values)
+    a, b = one.plan(states, problems.goals), many.plan(states, problems.goals)
+    np.testing.assert_array_equal(a.status, b.status)
+    np.testing.assert_array_equal(a.actions, b.actions)
+
+
+def test_registry_and_memory_formula():
+    domain = small_domain()
+    planner = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32)
+    assert isinstance(planner, WarpAStarPlanner)
+    # 8*W*(M+1) + 29*M + 4*H + 4*Q + 4*L + 13 with W=1, M=1024, H=2048, Q=2, L=32
+    assert planner.bytes_per_agent() == 8 * 1025 + 29 * 1024 + 4 * 2048 + 4 * 2 + 4 * 32 + 13
+    assert scratch_bytes_per_agent(1, 1024, 2, 32) * 100_000 < 5 * 2**30
+
+
+def test_bad_device():
+    with pytest.raises(ValueError, match="device"):
+        WarpAStarPlanner(small_domain(), device="cuda:7")
