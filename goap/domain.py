@@ -196,7 +196,10 @@ class Domain:
 
     def conditions(self, want: Mapping[str, Any], item: str = "goal") -> tuple[Condition, ...]:
         """Conditions parsed from ``{fact: condition literal}``, as in a goal's ``want``."""
-        return tuple(_parse_conditions(self, want, item))
+        try:
+            return tuple(_parse_conditions(self, want, item))
+        except _ItemError as e:
+            raise DomainError(e.message, item=item) from None
 
     def satisfies(self, state: State, conditions: Iterable[Condition]) -> bool:
         return all(c.holds(state[self._fact_index[c.fact]]) for c in conditions)

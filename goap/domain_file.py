@@ -206,12 +206,29 @@ class _Locator:
         return found
 
     def last_key(self, key: str) -> int | None:
-        pattern = self._pattern(key)
-        hits = [i + 1 for i, text in enumerate(self.lines) if pattern.search(text)]
-        return hits[1] if len(hits) > 1 else (hits[0] if hits else None)
+        """The line of the first JSON key ``key`` that repeats a key of the same object."""
+        text = "\n".join(self.lines)
+        objects: list[set[str] | None] = []  # the keys seen in each open object; None for an array
+        for m in _JSON_TOKEN.finditer(text):
+            token = m.group()
+            if token in ("{", "["):
+                objects.append(set() if token == "{" else None)
+            elif token in ("}", "]"):
+                if objects:
+                    objects.pop()
+            elif objects and objects[-1] is not None and _JSON_COLON.match(text, m.end()):
+                name = json.loads(token)
+                if name == key and name in objects[-1]:
+                    return text.count("\n", 0, m.start()) + 1
+                objects[-1].add(name)
+        return None
 
     def _code(self, text: str) -> str:
         # Drop a TOML comment so that a key named in a comment is not taken for the key itself.
         if self.fmt == "toml" and "#" in text and '"' not in text:
             return text.split("#", 1)[0]
         return text
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_JSON_COLON = re.compile(r"\s*:")

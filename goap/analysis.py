@@ -1,0 +1,104 @@
+"""Static checks on a domain: which actions can ever apply and which goals can ever hold.
+
+The check is a relaxed reachability analysis from a start state (by default the domain's defaults): every
+fact keeps the set of values it could reach (bools and enums exactly, ints as an interval), actions only add
+values and never remove them, and this is repeated until nothing changes. Relaxation over-approximates what is
+reachable, so what it calls unreachable truly is; what it calls reachable may still be impossible.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from goap.domain import BOOL, ENUM, Condition, Domain, State, achieves
+
+
+@dataclass
+class Report:
+    """What `check_domain` found: warnings are facts about the domain, not errors."""
+
+    never_applicable: list[str]
+    unreachable_goals: list[str]
+    no_achiever: list[tuple[str, str]]  # (goal, fact) pairs no action can change towards the goal
+    unused_facts: list[str]
+
+    @property
+    def warnings(self) -> list[str]:
+        out = [f"action '{a}' can never apply from the default state" for a in self.never_applicable]
+        out += [f"goal '{g}' can never be reached from the default state" for g in self.unreachable_goals]
+        out += [f"goal '{g}': no action changes fact '{f}' the way the goal wants" for g, f in self.no_achiever]
+        out += [f"fact '{f}' is used by no action and no goal" for f in self.unused_facts]
+        return out
+
+
+class _Values:
+    """Reachable values of one fact: a set for bools and enums, an interval for ints."""
+
+    def __init__(self, kind: str, value: int):
+        self.kind = kind
+        self.set = {value}
+        self.lo = self.hi = value
+
+    def can_hold(self, c: Condition) -> bool:
+        if self.kind in (BOOL, ENUM):
+            return any(c.holds(v) for v in self.set)
+        if c.op == "==":
+            return self.lo <= c.value <= self.hi
+        if c.op == "!=":
+            return self.lo != self.hi or self.lo != c.value
+        if c.op in ("<", "<="):
+            return c.holds(self.lo)
+        return c.holds(self.hi)
+
+    def add(self, value: int) -> bool:
+        if self.kind in (BOOL, ENUM):
+            grew = value not in self.set
+            self.set.add(value)
+            return grew
+        lo, hi = min(self.lo, value), max(self.hi, value)
+        grew = (lo, hi) != (self.lo, self.hi)
+        self.lo, self.hi = lo, hi
+        return grew
+
+
+def check_domain(domain: Domain, start: State | None = None) -> Report:
+    start = start if start is not None else domain.default_state()
+    values = [_Values(f.kind, v) for f, v in zip(domain.facts, start, strict=True)]
+    fi = {f.name: i for i, f in enumerate(domain.facts)}
+    applied = [False] * len(domain.actions)
+    changed = True
+    # Every round that changes something applies a new action or adds one effect's value: that bounds the rounds.
+    rounds = 2 + len(domain.actions) + sum(len(a.effects) for a in domain.actions)
+    for _ in range(rounds):
+        if not changed:
+            break
+        changed = False
+        for a, action in enumerate(domain.actions):
+            if not all(values[fi[c.fact]].can_hold(c) for c in action.pre):
+                continue
+            if not applied[a]:
+                applied[a] = changed = True
+            for e in action.effects:
+                i = fi[e.fact]
+                fact, v = domain.facts[i], values[i]
+                if e.op == "=":
+                    changed |= v.add(e.value)
+                elif e.op == "+=":
+                    changed |= v.add(fact.max)
+                else:
+                    changed |= v.add(fact.min)
+    unreachable = [g.name for g in domain.goals if not all(values[fi[c.fact]].can_hold(c) for c in g.want)]
+    no_achiever = [
+        (g.name, c.fact)
+        for g in domain.goals
+        for c in g.want
+        if not any(achieves(a, c) for a in domain.actions)
+    ]
+    used = {c.fact for a in domain.actions for c in a.pre} | {e.fact for a in domain.actions for e in a.effects}
+    used |= {c.fact for g in domain.goals for c in g.want}
+    return Report(
+        never_applicable=[a.name for a, ok in zip(domain.actions, applied, strict=True) if not ok],
+        unreachable_goals=unreachable,
+        no_achiever=no_achiever,
+        unused_facts=[f.name for f in domain.facts if f.name not in used],
+    )

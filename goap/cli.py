@@ -1,0 +1,205 @@
+"""The ``goap`` command: validate, describe and solve domains from the shell.
+
+Errors in the input (a bad domain file, a bad problem line, a bad argument) are reported in one line naming the
+file, item and line, with exit status 1 (2 for a bad command line); never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from goap.domain import BOOL, ENUM, DomainError
+from goap.domain_file import load_domain
+from goap.planners.base import DEFAULT_MAX_NODES, DEFAULT_MAX_PLAN_LENGTH, PLANNERS
+
+
+class CliError(Exception):
+    """A user-facing error: printed as ``goap: error: ...``, exit status 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 with usage; keep that, without a traceback
+        self.print_usage(sys.stderr)
+        self.exit(2, f"goap: error: {message}\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="goap", description="Goal-oriented action planning for many agents at once, on Warp.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    v = sub.add_parser("validate", help="check a domain file; warn about goals and actions that can never happen")
+    v.add_argument("domain", help="a .toml or .json domain file")
+    v.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
+
+    d = sub.add_parser("describe", help="facts with their bit layout, actions and goals, as tables")
+    d.add_argument("domain")
+    d.add_argument("--max-nodes", type=_positive_int, default=DEFAULT_MAX_NODES, help="budget for the memory line")
+    d.add_argument("--max-plan-length", type=_positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
+
+    s = sub.add_parser("solve", help="plan a batch of problems from a JSON-lines file; one result line each")
+    s.add_argument("domain")
+    s.add_argument("--problems", required=True, help="JSON lines: {id, start: {fact: value}, goal: name | {...}}")
+    s.add_argument("--planner", default="reference", choices=sorted(PLANNERS), help="default: reference")
+    s.add_argument("--device", default=None, help="Warp device for Warp planners (cpu, cuda:0); default: Warp's")
+    s.add_argument("--max-nodes", type=_positive_int, default=DEFAULT_MAX_NODES, help="states one search may store")
+    s.add_argument("--max-plan-length", type=_positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
+    s.add_argument("--stats", action="store_true", help="print planning throughput as JSON, last line on stderr")
+
+    sub.add_parser("planners", help="list the registered planners")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (DomainError, CliError) as e:
+        print(f"goap: error: {e}", file=sys.stderr)
+        return 1
+    except ValueError as e:
+        print(f"goap: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("goap: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+# --- commands ------------------------------------------------------------------------------------------------
+def cmd_validate(args: argparse.Namespace) -> int:
+    from goap.analysis import check_domain
+    from goap.encoding import encode
+
+    domain = load_domain(args.domain)
+    tables = encode(domain)
+    report = check_domain(domain)
+    print(
+        f"{args.domain}: domain '{domain.name}' is valid: {len(domain.facts)} facts in {tables.n_words} word(s) "
+        f"({tables.layout.n_bits} bits), {len(domain.actions)} actions, {len(domain.goals)} goals"
+    )
+    for w in report.warnings:
+        print(f"{args.domain}: warning: {w}")
+    return 1 if args.strict and report.warnings else 0
+
+
+def cmd_describe(args: argparse.Namespace) -> int:
+    from goap.encoding import encode
+    from goap.planners.warp_astar import scratch_bytes_per_agent
+
+    domain = load_domain(args.domain)
+    t = encode(domain)
+    L = t.layout
+    print(f"domain '{domain.name}': {len(domain.facts)} facts, {len(domain.actions)} actions, {len(domain.goals)} goals")
+    print(f"state: {t.n_words} word(s) of 64 bits, {L.n_bits} bits used\n")
+    rows = []
+    for i, f in enumerate(domain.facts):
+        if f.kind == BOOL:
+            rng = "false/true"
+        elif f.kind == ENUM:
+            rng = "|".join(f.labels)
+        else:
+            rng = f"{f.min}..{f.max}"
+        lo = int(L.shift[i])
+        bits = f"{lo}" if L.width[i] == 1 else f"{lo}-{lo + int(L.width[i]) - 1}"
+        rows.append([f.name, f.kind, rng, f.format(f.default), str(int(L.word[i])), bits])
+    _table(["fact", "type", "range", "default", "word", "bits"], rows)
+    print()
+    rows = []
+    for a in domain.actions:
+        pre = " ".join(_cond_text(domain, c) for c in a.pre) or "-"
+        eff = " ".join(_effect_text(domain, e) for e in a.effects)
+        rows.append([a.name, f"{a.cost:g}", pre, eff])
+    _table(["action", "cost", "pre", "effects"], rows)
+    print()
+    rows = [[g.name, f"{g.priority:g}", " ".join(_cond_text(domain, c) for c in g.want)] for g in domain.goals]
+    _table(["goal", "priority", "want"], rows)
+    per_agent = scratch_bytes_per_agent(t.n_words, args.max_nodes, t.goals.max_atoms, args.max_plan_length)
+    print(
+        f"\nwarp planner memory: {per_agent:,} bytes per agent at max_nodes={args.max_nodes}, "
+        f"max_plan_length={args.max_plan_length} ({per_agent * 100_000 / 2**30:.2f} GiB for 100,000 agents in one "
+        f"GPU wave)"
+    )
+    return 0
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    from goap.encoding import encode
+    from goap.planners import make_planner
+    from goap.problems import load_problems, result_rows
+
+    domain = load_domain(args.domain)
+    tables = encode(domain)
+    problems = load_problems(args.problems, tables)
+    options: dict[str, Any] = {"max_nodes": args.max_nodes, "max_plan_length": args.max_plan_length}
+    if args.planner != "reference":
+        options["device"] = args.device
+    planner = make_planner(args.planner, tables, **options)
+    if hasattr(planner, "load"):
+        planner.load()  # compile or load kernels before the clock starts
+    t0 = time.perf_counter()
+    batch = planner.plan(problems.states, problems.goals, goal_table=problems.goal_table)
+    seconds = time.perf_counter() - t0
+    text = "".join(json.dumps(row) + "\n" for row in result_rows(problems, batch, domain))
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    if args.stats:
+        n = len(problems.ids)
+        stats = {
+            "planner": args.planner,
+            "plans": n,
+            "plan_seconds": round(seconds, 6),
+            "plans_per_second": round(n / seconds, 1) if seconds > 0 else None,
+        }
+        print(json.dumps(stats), file=sys.stderr)
+    return 0
+
+
+def cmd_planners(args: argparse.Namespace) -> int:
+    for name, target in sorted(PLANNERS.items()):
+        print(f"{name:12s} {target}")
+    return 0
+
+
+COMMANDS = {"validate": cmd_validate, "describe": cmd_describe, "solve": cmd_solve, "planners": cmd_planners}
+
+
+# --- formatting ----------------------------------------------------------------------------------------------
+def _cond_text(domain, c) -> str:
+    fact = domain.fact(c.fact)
+    if fact.kind == BOOL:
+        return f"{c.fact}={fact.format(c.value)}" if c.op == "==" else f"{c.fact}!={fact.format(c.value)}"
+    return f"{c.fact}{'=' if c.op == '==' else c.op}{fact.format(c.value)}"
+
+
+def _effect_text(domain, e) -> str:
+    fact = domain.fact(e.fact)
+    return f"{e.fact}={fact.format(e.value)}" if e.op == "=" else f"{e.fact}{e.op}{e.value}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print("  ".join(str(x).ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

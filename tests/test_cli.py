@@ -1,0 +1,180 @@
+"""The `goap` command end to end: exit codes, output formats, errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from goap.cli import main
+from goap.domain_file import load_domain
+from tests.conftest import brute_force_cost
+
+DOMAIN = """\
+name = "mini"
+
+[facts]
+armed = false
+ammo = { type = "int", min = 0, max = 3, default = 0 }
+enemy = true
+at = { type = "enum", values = ["base", "front"] }
+radio = false
+
+[actions.arm]
+cost = 1
+effects = { armed = true }
+
+[actions.load]
+cost = 2
+pre = { armed = true, ammo = "< 3" }
+effects = { ammo = "+= 2" }
+
+[actions.go]
+cost = 3
+pre = { at = "base" }
+effects = { at = "front" }
+
+[actions.shoot]
+cost = 1
+pre = { armed = true, ammo = ">= 1", at = "front" }
+effects = { ammo = "-= 1", enemy = false }
+
+[goals.win]
+priority = 5
+want = { enemy = false }
+
+[goals.call]
+priority = 1
+want = { radio = true }
+"""
+
+PROBLEMS = [
+    {"id": "p1", "start": {}, "goal": "win"},
+    {"id": "p2", "start": {"armed": True, "ammo": 2, "at": "front"}, "goal": "win"},
+    {"id": "p3", "start": {"enemy": False}, "goal": "win"},
+    {"id": "p4", "start": {}, "goal": {"ammo": ">= 3", "at": "front"}},
+    {"id": "p5", "start": {}, "goal": "call"},
+]
+
+
+@pytest.fixture
+def files(tmp_path):
+    domain = tmp_path / "mini.toml"
+    domain.write_text(DOMAIN)
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text("\n".join(json.dumps(p) for p in PROBLEMS) + "\n")
+    return domain, problems
+
+
+def run(capsys, *argv):
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as e:  # argparse errors
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("planner", ["reference", "warp"])
+def test_solve_prints_optimal_plans_in_order(capsys, files, planner):
+    domain_path, problems = files
+    code, out, err = run(capsys, "solve", domain_path, "--problems", problems, "--planner", planner, "--device", "cpu")
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["id"] for r in rows] == ["p1", "p2", "p3", "p4", "p5"]
+    assert [r["status"] for r in rows] == ["ok", "ok", "satisfied", "ok", "no_plan"]
+    domain = load_domain(domain_path)
+    for r, p in zip(rows[:2], PROBLEMS[:2], strict=True):
+        start = domain.state(p["start"])
+        expected = brute_force_cost(domain, start, domain.goals[domain.goal_index(p["goal"])])
+        assert r["cost"] == expected
+        end = domain.replay(start, r["plan"])
+        assert domain.satisfies(end, domain.goals[domain.goal_index("win")].want)
+    assert rows[0]["plan"] == ["arm", "load", "go", "shoot"]
+    assert rows[3]["cost"] == 1 + 2 + 2 + 3 and rows[4]["cost"] is None
+
+
+def test_solve_stats_is_the_last_stderr_line(capsys, files):
+    domain, problems = files
+    code, _, err = run(capsys, "solve", domain, "--problems", problems, "--stats")
+    stats = json.loads(err.strip().splitlines()[-1])
+    assert code == 0 and stats["plans"] == 5 and stats["plan_seconds"] > 0
+    assert stats["plans_per_second"] == pytest.approx(5 / stats["plan_seconds"], rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("bad_line", "needle"),
+    [
+        ("{not json", "malformed JSON"),
+        ('{"id": "x", "start": {"ammmo": 1}, "goal": "win"}', "unknown fact 'ammmo'"),
+        ('{"id": "x", "start": {"ammo": 9}, "goal": "win"}', "out of range"),
+        ('{"id": "x", "start": {}, "goal": "dance"}', "unknown goal 'dance'"),
+        ('{"id": "x", "start": {}}', "missing 'goal'"),
+        ('{"id": "x", "start": {}, "goal": {"ammo": "~2"}}', "cannot parse condition"),
+    ],
+)
+def test_solve_bad_problem_line_names_the_line_and_writes_nothing(capsys, files, bad_line, needle):
+    domain, problems = files
+    lines = problems.read_text().splitlines()
+    lines.insert(2, bad_line)
+    problems.write_text("\n".join(lines) + "\n")
+    code, out, err = run(capsys, "solve", domain, "--problems", problems)
+    assert code == 1 and out == ""
+    assert f"{problems}:3:" in err and needle in err and "Traceback" not in err
+
+
+def test_validate_ok_and_warnings(capsys, files):
+    domain, _ = files
+    code, out, _ = run(capsys, "validate", domain)
+    assert code == 0 and "is valid" in out
+    assert "goal 'call' can never be reached" in out
+    assert "no action changes fact 'radio'" in out
+    code, _, _ = run(capsys, "validate", domain, "--strict")
+    assert code == 1
+
+
+def test_validate_bad_domain(capsys, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(DOMAIN.replace("cost = 2", "cost = 0"))
+    code, out, err = run(capsys, "validate", bad)
+    line = DOMAIN.splitlines().index("cost = 2") + 1
+    assert code == 1 and f"{bad}:{line}: action 'load': cost must be" in err
+
+
+def test_describe_shows_layout_and_memory(capsys, files):
+    domain, _ = files
+    code, out, _ = run(capsys, "describe", domain)
+    assert code == 0
+    fact_rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()}
+    assert fact_rows["ammo"][1:4] == ["int", "0..3", "0"]
+    assert fact_rows["at"][2] == "base|front"
+    assert "bytes per agent" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve", "x.toml", "--problems", "p", "--planner", "nope"],
+        ["solve", "x.toml", "--problems", "p", "--max-nodes", "0"],
+        ["frobnicate"],
+        [],
+    ],
+)
+def test_bad_arguments_exit_2(capsys, argv):
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and "goap: error:" in err
+
+
+def test_bad_device_is_an_error_not_a_traceback(capsys, files):
+    domain, problems = files
+    code, out, err = run(capsys, "solve", domain, "--problems", problems, "--planner", "warp", "--device", "cuda:9")
+    assert code == 1 and out == "" and "device" in err
+
+
+def test_console_script_runs_as_a_subprocess(files):
+    domain, _ = files
+    r = subprocess.run([sys.executable, "-m", "goap.cli", "validate", str(domain) + ".missing.toml"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "no such file" in r.stderr and "Traceback" not in r.stderr
