@@ -33,7 +33,6 @@ sys.path.insert(0, str(ROOT))
 
 from goap import load_domain  # noqa: E402
 from goap.bench.random_domains import random_domain, random_problems  # noqa: E402
-from goap.planners import Status  # noqa: E402
 from goap.planners.reference import ReferencePlanner  # noqa: E402
 from goap.planners.warp_astar import WarpAStarPlanner  # noqa: E402
 
@@ -56,11 +55,12 @@ def timed(fn, repeats: int) -> tuple[float, object]:
 
 def startup(device: str) -> dict:
     """Seconds to create a planner and load its kernel, in a fresh process: cold cache, then warm."""
+    village = str(ROOT / "worlds/village/domain.toml")
     code = (
-        "import time,sys; sys.path.insert(0, %r); t=time.perf_counter();"
+        f"import time,sys; sys.path.insert(0, {str(ROOT)!r}); t=time.perf_counter();"
         "from goap import load_domain; from goap.planners.warp_astar import WarpAStarPlanner;"
-        "p=WarpAStarPlanner(load_domain(%r), device=%r); p.load(); print(time.perf_counter()-t)"
-    ) % (str(ROOT), str(ROOT / "worlds/village/domain.toml"), device)
+        f"p=WarpAStarPlanner(load_domain({village!r}), device={device!r}); p.load(); print(time.perf_counter()-t)"
+    )
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, WARP_CACHE_PATH=cache)
         runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True) for _ in range(2)]
@@ -99,7 +99,7 @@ def main() -> None:
         problems = random_problems(domain, max(batches), seed=7, walk=8)
         states_all = ref.tables.pack_states(problems.values)
         k = min(args.ref_sample, len(states_all))
-        ref_seconds, ref_batch = timed(lambda k=k: ref.plan(states_all[:k], problems.goals[:k]), 1)
+        ref_seconds, ref_batch = timed(lambda r=ref, s=states_all[:k], g=problems.goals[:k]: r.plan(s, g), 1)
         ref_rate = k / ref_seconds
         row = {
             "domain": name, "planner": "reference", "batch": k, "plans_per_second": round(ref_rate, 1),
@@ -107,14 +107,14 @@ def main() -> None:
             "expanded_p99": float(np.percentile(ref_batch.expanded, 99)),
             "bytes_per_agent": None, "agreement": 1.0, "words": ref.tables.n_words,
             "facts": len(domain.facts), "actions": len(domain.actions),
-            "statuses": {Status(s).label: int(c) for s, c in zip(*np.unique(ref_batch.status, return_counts=True))},
+            "statuses": ref_batch.counts(),
         }
         rows.append(row)
         _print(row, ref_rate)
         for n in batches:
             states, goals = states_all[:n], problems.goals[:n]
             fast.plan(states[:64], goals[:64])  # warm-up: scratch allocation, thread pool
-            seconds, batch = timed(lambda s=states, g=goals: fast.plan(s, g), repeats)
+            seconds, batch = timed(lambda f=fast, s=states, g=goals: f.plan(s, g), repeats)
             same = (batch.status[:k] == ref_batch.status) & (
                 (batch.cost[:k] == ref_batch.cost) | (np.isnan(batch.cost[:k]) & np.isnan(ref_batch.cost))
             )
@@ -124,7 +124,7 @@ def main() -> None:
                 "expanded_p99": float(np.percentile(batch.expanded, 99)),
                 "bytes_per_agent": fast.bytes_per_agent(), "agreement": float(same.mean()),
                 "words": ref.tables.n_words, "facts": len(domain.facts), "actions": len(domain.actions),
-                "statuses": {Status(s).label: int(c) for s, c in zip(*np.unique(batch.status, return_counts=True))},
+                "statuses": batch.counts(),
             }
             rows.append(row)
             _print(row, ref_rate)

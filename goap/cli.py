@@ -106,7 +106,8 @@ def cmd_describe(args: argparse.Namespace) -> int:
     domain = load_domain(args.domain)
     t = encode(domain)
     L = t.layout
-    print(f"domain '{domain.name}': {len(domain.facts)} facts, {len(domain.actions)} actions, {len(domain.goals)} goals")
+    counts = f"{len(domain.facts)} facts, {len(domain.actions)} actions, {len(domain.goals)} goals"
+    print(f"domain '{domain.name}': {counts}")
     print(f"state: {t.n_words} word(s) of 64 bits, {L.n_bits} bits used\n")
     rows = []
     for i, f in enumerate(domain.facts):

@@ -56,12 +56,9 @@ def make_layout(domain: Domain) -> Layout:
     shift = np.zeros(n, dtype=np.int32)
     used: list[int] = []
     for f in sorted(range(n), key=lambda i: (-int(width[i]), i)):
-        for w, bits in enumerate(used):
-            if bits + width[f] <= WORD_BITS:
-                break
-        else:
+        w = next((i for i, bits in enumerate(used) if bits + width[f] <= WORD_BITS), len(used))
+        if w == len(used):
             used.append(0)
-            w = len(used) - 1
         word[f], shift[f] = w, used[w]
         used[w] += int(width[f])
     mins = np.array([f.min for f in domain.facts], dtype=np.int64)
@@ -276,7 +273,8 @@ def fingerprint(domain: Domain) -> str:
 # --- helpers ---------------------------------------------------------------------------------------------
 def _cond_item(domain: Domain, layout: Layout, c: Condition) -> tuple[int, int, int, int, int]:
     f = domain.fact_index(c.fact)
-    return (int(layout.word[f]), int(layout.shift[f]), layout.field_mask(f), OP_CODES[c.op], c.value - int(layout.min[f]))
+    k = c.value - int(layout.min[f])
+    return (int(layout.word[f]), int(layout.shift[f]), layout.field_mask(f), OP_CODES[c.op], k)
 
 
 def _fold_conditions(

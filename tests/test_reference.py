@@ -71,7 +71,12 @@ def soldier_like():
         .action("arm", cost=1, pre={"armed": False}, effects={"armed": True})
         .action("load", cost=2, pre={"armed": True, "ammo": "< 3"}, effects={"ammo": "+= 2"})
         .action("go", cost=3, pre={"at": "base"}, effects={"at": "front"})
-        .action("shoot", cost=1, pre={"armed": True, "ammo": ">= 1", "at": "front"}, effects={"ammo": "-= 1", "enemy": False})
+        .action(
+            "shoot",
+            cost=1,
+            pre={"armed": True, "ammo": ">= 1", "at": "front"},
+            effects={"ammo": "-= 1", "enemy": False},
+        )
         .goal("win", want={"enemy": False}, priority=5)
         .goal("stocked", want={"ammo": 3})
         .goal("impossible", want={"at": "base", "enemy": False})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -11,7 +13,7 @@ from goap.planners import make_planner
 from goap.planners.reference import ReferencePlanner
 from goap.planners.warp_astar import WarpAStarPlanner, scratch_bytes_per_agent
 
-DEVICE = "cpu"
+DEVICE = os.environ.get("GOAP_TEST_DEVICE", "cpu")
 
 
 def assert_same(ref, fast, domain, states_values, goals, goal_table, costs=None, enabled=None):

@@ -53,7 +53,8 @@ def random_domain(
             b.bool(f"b{i}", default=rng.random() < 0.3)
             kinds.append(0)
     names = [f"n{i}" if hi else f"b{i}" for i, hi in enumerate(kinds)]
-    start = tuple(b.spec()["facts"][n]["default"] if hi else int(b.spec()["facts"][n]) for n, hi in zip(names, kinds))
+    spec = b.spec()["facts"]
+    start = tuple(spec[n]["default"] if hi else int(spec[n]) for n, hi in zip(names, kinds, strict=True))
 
     def condition(i: int, v: int) -> object:
         if not kinds[i]:

@@ -4,8 +4,8 @@ from goap.planners.base import (
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
     PLANNERS,
-    Planner,
     PlanBatch,
+    Planner,
     Status,
     make_planner,
 )

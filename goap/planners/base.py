@@ -69,6 +69,11 @@ class PlanBatch:
     def __len__(self) -> int:
         return len(self.status)
 
+    def counts(self) -> dict[str, int]:
+        """How many rows ended with each status, by label (``{"ok": 950, "budget": 50}``)."""
+        values, counts = np.unique(self.status, return_counts=True)
+        return {Status(int(v)).label: int(c) for v, c in zip(values, counts, strict=True)}
+
     def plan(self, i: int) -> list[int]:
         """Agent i's plan as action indices (empty unless OK)."""
         if self.status[i] != Status.OK:

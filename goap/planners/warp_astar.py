@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from goap.domain import Domain
-from goap.kernels import init_warp
 from goap.encoding import CondList, DomainTables, GoalTables, encode
+from goap.kernels import init_warp
 from goap.planners.base import (
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
