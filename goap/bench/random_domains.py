@@ -33,6 +33,9 @@ def random_domain(
     n_goals: int = 6,
     depth: int = 6,
     max_int: int = 7,
+    n_context: int = 1,
+    side_effects: float = 0.3,
+    chain: int = 3,
 ) -> Domain:
     """A random domain of ``n_facts`` facts (a share of them ints in 0..max_int) and ``n_actions`` actions.
 
@@ -86,40 +89,47 @@ def random_domain(
         target = rng.choice([x for x in range(kinds[i] + 1) if x != v])
         return target, target
 
-    # Actions come in chains of ``depth``: each link needs what the previous link made (plus a few
-    # conditions that held at that point of the walk) and makes the next fact; side effects can undo
-    # other chains' progress, which is what makes the search non-trivial.
-    chain_ends: list[tuple[int, int]] = []
+    # Actions come in chains of ``chain`` links, and chains form a tree (three roots, three children each): a
+    # chain's first link needs what its parent chain made, so from any state only a few chains can start
+    # (the branching stays game-like, whatever the size of the domain) and a
+    # chain two levels down is about ``2 * chain`` steps away. Each link also needs ``n_context`` conditions
+    # that held at that point of the walk, and some links use up or undo another fact on the way.
+    chains: list[tuple[tuple[int, int], State, int]] = []  # (end product, state after it, level)
+    n_roots, fan_out = 3, 3
+    order = list(range(n_facts))
+    rng.shuffle(order)
+    mains = iter(order * (n_actions // n_facts + 1))  # each fact is the main product of as few actions as possible
     a = 0
     while a < n_actions:
-        state = start
-        prev: tuple[int, int] | None = None
-        for _ in range(min(depth, n_actions - a)):
-            pre_facts = rng.sample(range(n_facts), k=min(n_facts, rng.randint(2, 4)))
-            pre = {names[i]: condition(i, state[i]) for i in pre_facts}
+        parent = (len(chains) - n_roots) // fan_out if len(chains) >= n_roots else None
+        state = start if parent is None else chains[parent][1]
+        prev = None if parent is None else chains[parent][0]
+        for _ in range(min(chain, n_actions - a)):
+            main = next(mains)
+            context = [i for i in range(n_facts) if i != main and (prev is None or i != prev[0])]
+            pre = {names[i]: condition(i, state[i]) for i in rng.sample(context, k=min(len(context), n_context))}
             if prev is not None:
                 i, v = prev
                 pre[names[i]] = bool(v) if not kinds[i] else v
-            main = rng.choice([i for i in range(n_facts) if prev is None or i != prev[0]])
-            side = rng.sample(range(n_facts), k=min(n_facts, rng.randint(0, 2)))
             effects, nxt = {}, list(state)
-            for i in [main, *[x for x in side if x != main]]:
-                effects[names[i]], nxt[i] = effect(i, state[i])
+            effects[names[main]], nxt[main] = effect(main, state[main])
+            if rng.random() < side_effects:
+                other = rng.choice([i for i in range(n_facts) if i != main])
+                effects[names[other]], nxt[other] = effect(other, state[other])
             b.action(f"a{a}", cost=rng.choice([1, 1, 2, 3, 5]), pre=pre, effects=effects)
             a += 1
             state = tuple(nxt)
             prev = (main, state[main])
-        chain_ends.append((prev, state))
+        chains.append((prev, state, 1 if parent is None else chains[parent][2] + 1))
 
+    # A goal asks for the end of a chain about ``depth`` steps down the tree, sometimes with a second one.
+    levels = max(1, round(depth / chain))
+    deep = [c for c in chains if c[2] == levels] or [max(chains, key=lambda c: c[2])]
     for g in range(n_goals):
-        (i, v), far = chain_ends[g % len(chain_ends)]
-        want = {names[i]: bool(v) if not kinds[i] else v}
-        extra = [j for j in range(n_facts) if far[j] != start[j] and j != i]
-        for j in rng.sample(extra, k=min(len(extra), rng.randint(0, 2))):
-            if kinds[j] and rng.random() < 0.5:
-                want[names[j]] = f">= {far[j]}" if far[j] > start[j] else f"<= {far[j]}"
-            else:
-                want[names[j]] = bool(far[j]) if not kinds[j] else far[j]
+        picks = [rng.choice(deep)] + ([rng.choice(chains)] if rng.random() < 0.3 else [])
+        want: dict[str, object] = {}
+        for (i, v), _, _ in picks:
+            want[names[i]] = bool(v) if not kinds[i] else (f">= {v}" if v > start[i] and rng.random() < 0.5 else v)
         b.goal(f"g{g}", want=want, priority=rng.randint(1, 10))
     return b.build()
 
