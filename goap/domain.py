@@ -146,10 +146,10 @@ class Domain:
     facts: tuple[Fact, ...]
     actions: tuple[Action, ...]
     goals: tuple[Goal, ...]
-    _fact_index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    _fact_index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self._fact_index.update({f.name: i for i, f in enumerate(self.facts)})
+        object.__setattr__(self, "_fact_index", {f.name: i for i, f in enumerate(self.facts)})
 
     # --- lookups -------------------------------------------------------------------------------------------
     def fact_index(self, name: str) -> int:

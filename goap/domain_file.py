@@ -226,9 +226,18 @@ class _Locator:
         return None
 
     def _code(self, text: str) -> str:
-        # Drop a TOML comment so that a key named in a comment is not taken for the key itself.
-        if self.fmt == "toml" and "#" in text and '"' not in text:
-            return text.split("#", 1)[0]
+        """The line without its TOML comment, so that a key named in a comment is not taken for the key."""
+        if self.fmt != "toml" or "#" not in text:
+            return text
+        quote = None
+        for i, ch in enumerate(text):
+            if quote:
+                if ch == quote:
+                    quote = None
+            elif ch in "\"'":
+                quote = ch
+            elif ch == "#":
+                return text[:i]
         return text
 
 
