@@ -107,7 +107,7 @@ class Brain:
         self.plan_budget = plan_budget
         self.cooldown_ticks = int(cooldown_ticks)
         self.apply_effects = apply_effects
-        W, A, G, L = self.tables.n_words, self.tables.n_actions, self.tables.goals.n_goals, self.planner.max_plan_length
+        A, G, L = self.tables.n_actions, self.tables.goals.n_goals, self.planner.max_plan_length
 
         default_state = self.tables.pack(self.domain.default_state())
         self.states = np.repeat(default_state[None], N, axis=0)
@@ -272,15 +272,12 @@ class Brain:
         per_tick = np.zeros(max(0, self.tick_count - warmup))
         for s in STAGES:
             v = np.asarray(self.stage_ms[s][warmup:])
-            stages[s] = {"mean": float(v.mean()) if len(v) else 0.0, "p95": float(np.percentile(v, 95)) if len(v) else 0.0}
+            stages[s] = _mean_p95(v)
             if len(v):
                 per_tick += v
         return {
             "ticks": self.tick_count,
-            "ms_per_tick": {
-                "mean": float(per_tick.mean()) if len(per_tick) else 0.0,
-                "p95": float(np.percentile(per_tick, 95)) if len(per_tick) else 0.0,
-            },
+            "ms_per_tick": _mean_p95(per_tick),
             "stages": stages,
             "counters": dict(self.counters),
         }
@@ -327,9 +324,16 @@ class Brain:
             for name in _ARRAYS:
                 arr = data[f"brain/{name}"]
                 if arr.shape != getattr(self, name).shape:
-                    raise ValueError(f"{path}: '{name}' has shape {arr.shape}, this brain has {getattr(self, name).shape}")
+                    mine = getattr(self, name).shape
+                    raise ValueError(f"{path}: '{name}' has shape {arr.shape}, this brain has {mine}")
                 getattr(self, name)[...] = arr
             self.tick_count = int(data["brain/tick_count"])
             self.counters = Counter(json.loads(str(data["brain/counters"])))
             if self.world is not None:
                 self.world.set_state({k[len("world/"):]: data[k] for k in data.files if k.startswith("world/")})
+
+
+def _mean_p95(values: np.ndarray) -> dict[str, float]:
+    if not len(values):
+        return {"mean": 0.0, "p95": 0.0}
+    return {"mean": float(np.mean(values)), "p95": float(np.percentile(values, 95))}

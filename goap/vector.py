@@ -21,7 +21,9 @@ def _holds(v: np.ndarray, op: np.ndarray, k: np.ndarray) -> np.ndarray:
     )
 
 
-def _rows_hold(states: np.ndarray, rows: np.ndarray, mask: np.ndarray, value: np.ndarray, conds: CondList) -> np.ndarray:
+def _rows_hold(
+    states: np.ndarray, rows: np.ndarray, mask: np.ndarray, value: np.ndarray, conds: CondList
+) -> np.ndarray:
     """For each agent i, whether row ``rows[i]`` of (mask, value, conds) holds in ``states[i]``."""
     ok = ((states & mask[rows]) == value[rows]).all(axis=1)
     start, end = conds.start[rows], conds.start[rows + 1]
