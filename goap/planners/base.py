@@ -129,8 +129,6 @@ def check_inputs(
     goals = np.ascontiguousarray(goals, dtype=np.int32).reshape(-1)
     if goals.shape != (n,):
         raise ValueError(f"goals must have shape [{n}], got {goals.shape}")
-    if n and (goals.min() < 0 or goals.max() >= goal_table.n_goals):
-        raise ValueError(f"goal indices must be in 0..{goal_table.n_goals - 1}")
     if costs is not None:
         costs = np.ascontiguousarray(costs, dtype=np.float32)
         if costs.shape != (n, A):
@@ -150,6 +148,9 @@ def check_inputs(
         agents = np.ascontiguousarray(agents, dtype=np.int32).reshape(-1)
         if len(agents) and (agents.min() < 0 or agents.max() >= n):
             raise ValueError(f"agent indices must be in 0..{n - 1}")
+    planned = goals if agents is None else goals[agents]
+    if len(planned) and (planned.min() < 0 or planned.max() >= goal_table.n_goals):
+        raise ValueError(f"goal indices of the agents planned must be in 0..{goal_table.n_goals - 1}")
     return states, goals, costs, enabled, agents
 
 
