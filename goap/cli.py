@@ -13,6 +13,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from goap.domain import BOOL, ENUM, DomainError
 from goap.domain_file import load_domain
 from goap.planners.base import DEFAULT_MAX_NODES, DEFAULT_MAX_PLAN_LENGTH, PLANNERS
@@ -38,6 +40,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="goap", description="Goal-oriented action planning for many agents at once, on Warp.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -60,6 +72,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-nodes", type=_positive_int, default=DEFAULT_MAX_NODES, help="states one search may store")
     s.add_argument("--max-plan-length", type=_positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
     s.add_argument("--stats", action="store_true", help="print planning throughput as JSON, last line on stderr")
+
+    r = sub.add_parser("run", help="run a world headless and print a summary of the agents and the tick")
+    r.add_argument("--world", required=True, help="a world name (village, soldier)")
+    r.add_argument("--agents", type=_non_negative_int, default=1000)
+    r.add_argument("--ticks", type=_non_negative_int, default=600)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--device", default=None, help="Warp device for the planner (cpu, cuda:0)")
+    r.add_argument("--planner", default="warp", choices=sorted(PLANNERS))
+    r.add_argument("--plan-budget", type=_positive_int, default=None, help="most agents planned per tick")
+    r.add_argument("--warmup", type=_non_negative_int, default=30, help="ticks left out of the timing summary")
+    r.add_argument("--json", metavar="FILE", help="write the summary as one JSON object")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
 
     sub.add_parser("planners", help="list the registered planners")
     return p
@@ -172,13 +196,92 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    from goap.runtime import CAUSES, STAGES, Brain
+
+    try:
+        from worlds import make_world
+    except ImportError:
+        raise CliError("the example worlds are not installed (run from a checkout: pip install -e .)") from None
+    world = make_world(args.world)
+    brain = Brain(
+        world.domain, args.agents, world=world, planner=args.planner, device=args.device,
+        plan_budget=args.plan_budget, seed=args.seed,
+    )
+    progress = not args.quiet and sys.stderr.isatty()
+    t0 = time.perf_counter()
+    interrupted = False
+    try:
+        for i in range(args.ticks):
+            brain.tick()
+            if progress and (i % 10 == 0 or i == args.ticks - 1):
+                done = (i + 1) / max(1, args.ticks)
+                bar = "=" * int(30 * done)
+                ms = sum(float(np.mean(brain.stage_ms[s][-10:])) for s in STAGES)
+                line = f"\r{args.world}: tick {i + 1}/{args.ticks} [{bar:<30s}] {ms:6.1f} ms/tick"
+                print(line, end="", file=sys.stderr)
+    except KeyboardInterrupt:
+        interrupted = True
+    if progress:
+        print(file=sys.stderr)
+    wall = time.perf_counter() - t0
+    summary = brain.summary(warmup=min(args.warmup, max(0, brain.tick_count - 1)))
+    ticks = brain.tick_count
+    counters = summary["counters"]
+    result = {
+        "world": args.world, "agents": args.agents, "ticks": ticks, "seed": args.seed, "planner": args.planner,
+        "device": str(getattr(brain.planner, "device", "cpu")), "interrupted": interrupted,
+        "ticks_per_second": ticks / wall if wall > 0 else None,
+        "ms_per_tick": summary["ms_per_tick"], "stages": summary["stages"], "counters": counters,
+        "plans_per_tick": counters.get("plans_made", 0) / max(1, ticks),
+        "plan_failure_rate": counters.get("plans_failed", 0) / max(1, counters.get("plans_requested", 0)),
+        "replans": {c: counters.get(f"replan_{c}", 0) for c in CAUSES[1:]},
+        "score": world.score(), "state_hash": brain.state_hash(),
+    }
+    _print_run(result)
+    if args.json:
+        _write_json(args.json, result)
+    return 130 if interrupted else 0
+
+
+def _print_run(r: dict[str, Any]) -> None:
+    print(f"{r['world']}: {r['agents']} agents, {r['ticks']} ticks, planner {r['planner']} on {r['device']}"
+          + (" (interrupted)" if r["interrupted"] else ""))
+    print(f"ticks/s {r['ticks_per_second']:.1f}   ms/tick mean {r['ms_per_tick']['mean']:.2f}  "
+          f"p95 {r['ms_per_tick']['p95']:.2f}")
+    stages = [[s, f"{v['mean']:.3f}", f"{v['p95']:.3f}"] for s, v in r["stages"].items()]
+    _table(["stage", "mean ms", "p95 ms"], stages)
+    c = r["counters"]
+    print(f"plans/tick {r['plans_per_tick']:.1f}   plan failure rate {r['plan_failure_rate']:.1%}   "
+          f"goals achieved {c.get('goals_achieved', 0)}   actions done {c.get('actions_done', 0)}   "
+          f"failed {c.get('actions_failed', 0)}")
+    print("replans: " + "  ".join(f"{k} {v}" for k, v in r["replans"].items()))
+    print("score: " + "  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in r["score"].items()))
+    print(f"state hash {r['state_hash']}")
+
+
+def _write_json(path: str, obj: Any) -> None:
+    """Write JSON whole or not at all."""
+    from pathlib import Path
+
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        tmp.write_text(json.dumps(obj, indent=1, default=float) + "\n")
+        tmp.replace(target)
+    except OSError as e:
+        raise CliError(f"cannot write {path}: {e}") from None
+
+
 def cmd_planners(args: argparse.Namespace) -> int:
     for name, target in sorted(PLANNERS.items()):
         print(f"{name:12s} {target}")
     return 0
 
 
-COMMANDS = {"validate": cmd_validate, "describe": cmd_describe, "solve": cmd_solve, "planners": cmd_planners}
+COMMANDS = {
+    "validate": cmd_validate, "describe": cmd_describe, "solve": cmd_solve, "run": cmd_run, "planners": cmd_planners,
+}
 
 
 # --- formatting ----------------------------------------------------------------------------------------------

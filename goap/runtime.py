@@ -70,6 +70,7 @@ class Brain:
         cooldown_ticks: ticks a goal is skipped after its search failed.
         max_nodes, max_plan_length: planner budgets.
         apply_effects: apply a finished action's symbolic effects to ``states``.
+        seed: passed to ``world.reset``; the same seed and inputs give the same run on the same device.
     """
 
     def __init__(
@@ -85,6 +86,7 @@ class Brain:
         max_nodes: int | None = None,
         max_plan_length: int | None = None,
         apply_effects: bool = True,
+        seed: int = 0,
     ):
         if not isinstance(n_agents, int | np.integer) or n_agents < 0:
             raise ValueError(f"n_agents must be an integer >= 0, got {n_agents!r}")
@@ -131,8 +133,9 @@ class Brain:
         self.tick_count = 0
         self.counters: Counter[str] = Counter()
         self.stage_ms: dict[str, list[float]] = {s: [] for s in STAGES}
+        self.seed = int(seed)
         if world is not None:
-            world.reset(self, 0)
+            world.reset(self, self.seed)
 
     # --- the tick -----------------------------------------------------------------------------------------
     def tick(self, dt: float = 1.0) -> TickStats:

@@ -15,3 +15,15 @@ def test_plan_batch_example():
     )
     assert r.returncode == 0, r.stderr
     assert "300 agents planned" in r.stdout and "the reference planner finds the same optimal cost" in r.stdout
+
+
+def test_embed_minimal_example():
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "examples/embed_minimal.py"), "--agents", "200", "--ticks", "40",
+         "--device", "cpu"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    counters = r.stdout.split("counters: ")[1].splitlines()[0]
+    achieved = int(counters.split("'goals_achieved': ")[1].split(",")[0])
+    assert achieved >= 200  # every villager ate at least once in 40 ticks

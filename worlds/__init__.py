@@ -1,6 +1,8 @@
 """Example worlds: each folder holds a domain file, a problem set and a README."""
 
+import importlib
 import pathlib
+from typing import Any
 
 WORLDS_DIR = pathlib.Path(__file__).parent
 
@@ -11,3 +13,18 @@ def domain_path(name: str) -> pathlib.Path:
     if name not in known:
         raise ValueError(f"unknown world {name!r} (known: {', '.join(known) or 'none'})")
     return WORLDS_DIR / name / "domain.toml"
+
+
+#: world name -> "module:Class" of its simulation (a `goap.world.World`).
+WORLDS = {
+    "village": "worlds.village.world:VillageWorld",
+    "soldier": "worlds.soldier.world:SoldierWorld",
+}
+
+
+def make_world(name: str, **options: Any) -> Any:
+    """A new simulation of the world ``name``; ValueError naming the known worlds for any other name."""
+    if name not in WORLDS:
+        raise ValueError(f"unknown world {name!r} (known: {', '.join(sorted(WORLDS))})")
+    module, cls = WORLDS[name].split(":")
+    return getattr(importlib.import_module(module), cls)(**options)
