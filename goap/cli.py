@@ -256,8 +256,14 @@ def _print_run(r: dict[str, Any]) -> None:
           f"goals achieved {c.get('goals_achieved', 0)}   actions done {c.get('actions_done', 0)}   "
           f"failed {c.get('actions_failed', 0)}")
     print("replans: " + "  ".join(f"{k} {v}" for k, v in r["replans"].items()))
-    print("score: " + "  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in r["score"].items()))
+    print("score: " + "  ".join(f"{k} {_num(v)}" for k, v in r["score"].items()))
     print(f"state hash {r['state_hash']}")
+
+
+def _num(v: Any) -> str:
+    if isinstance(v, float | np.floating):
+        return f"{int(v)}" if float(v).is_integer() else f"{v:.4g}"
+    return str(v)
 
 
 def _write_json(path: str, obj: Any) -> None:

@@ -240,7 +240,8 @@ class Brain:
         rows = np.arange(self.n_agents)
         active = (self.goal >= 0) & ~self.needs_plan & (self.step < self.plan_length)
         current = np.where(active, self.plan[rows, np.minimum(self.step, self.plan.shape[1] - 1)], -1)
-        self.action_ticks = np.where(current == self.action, self.action_ticks + 1, 0).astype(np.int32)
+        same = (current == self.action) & (current >= 0)
+        self.action_ticks = np.where(same, self.action_ticks + 1, 0).astype(np.int32)
         self.action[:] = current
         self.action_status[:] = RUNNING
         if self.world is not None:
