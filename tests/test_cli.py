@@ -178,3 +178,36 @@ def test_console_script_runs_as_a_subprocess(files):
     r = subprocess.run([sys.executable, "-m", "goap.cli", "validate", str(domain) + ".missing.toml"],
                        capture_output=True, text=True)
     assert r.returncode == 1 and "no such file" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_run_writes_summary_json_and_is_deterministic(capsys, tmp_path):
+    hashes = []
+    for k in range(2):
+        out = tmp_path / f"run{k}.json"
+        code, text, err = run(capsys, "run", "--world", "soldier", "--agents", "60", "--ticks", "15", "--seed", "3",
+                              "--device", "cpu", "--warmup", "5", "--json", out, "--quiet")
+        assert code == 0, err
+        result = json.loads(out.read_text())
+        for key in ("ms_per_tick", "ticks_per_second", "stages", "counters", "score", "state_hash"):
+            assert key in result
+        assert set(result["ms_per_tick"]) == {"mean", "p95"} and result["ticks"] == 15
+        assert result["counters"]["plans_made"] > 0
+        assert f"state hash {result['state_hash']}" in text
+        hashes.append(result["state_hash"])
+    assert hashes[0] == hashes[1]
+    code, _, _ = run(capsys, "run", "--world", "soldier", "--agents", "60", "--ticks", "15", "--seed", "4",
+                     "--device", "cpu", "--quiet", "--json", tmp_path / "other.json")
+    assert json.loads((tmp_path / "other.json").read_text())["state_hash"] != hashes[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "needle"),
+    [
+        (["run", "--world", "atlantis"], 1, "unknown world 'atlantis'"),
+        (["run", "--world", "soldier", "--agents", "-5"], 2, "--agents"),
+        (["run", "--world", "soldier", "--agents", "5", "--device", "tpu:3", "--ticks", "1"], 1, "device"),
+    ],
+)
+def test_run_bad_arguments(capsys, argv, code, needle):
+    got, out, err = run(capsys, *argv)
+    assert got == code and needle in err and "Traceback" not in err
