@@ -240,7 +240,8 @@ class Brain:
         rows = np.arange(self.n_agents)
         active = (self.goal >= 0) & ~self.needs_plan & (self.step < self.plan_length)
         current = np.where(active, self.plan[rows, np.minimum(self.step, self.plan.shape[1] - 1)], -1)
-        same = (current == self.action) & (current >= 0)
+        # The same action continues only if it was still running; a repeat (chop, chop) starts from zero.
+        same = (current == self.action) & (current >= 0) & (self.action_status == RUNNING)
         self.action_ticks = np.where(same, self.action_ticks + 1, 0).astype(np.int32)
         self.action[:] = current
         self.action_status[:] = RUNNING
