@@ -234,6 +234,10 @@ class Brain:
         self._clear_plans(np.isin(np.arange(self.n_agents), np.concatenate([bad, done])))
         events["plans_made"] += len(ok)
         events["plans_failed"] += len(bad)
+        for code, n in zip(*np.unique(status[(status != Status.OK) & (status != Status.SATISFIED)], return_counts=True),
+                           strict=True):
+            events[f"plans_failed_{Status(int(code)).label}"] += int(n)
+        events["nodes_expanded"] += int(batch.expanded[want].sum())
         events["plans_requested"] += len(want)
 
     def _act(self, dt: float, events: Counter[str]) -> None:
