@@ -125,8 +125,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_describe(args: argparse.Namespace) -> int:
     from goap.encoding import encode
-    from goap.planners.warp_astar import scratch_bytes_per_agent
-
     domain = load_domain(args.domain)
     t = encode(domain)
     L = t.layout
@@ -155,7 +153,7 @@ def cmd_describe(args: argparse.Namespace) -> int:
     print()
     rows = [[g.name, f"{g.priority:g}", " ".join(_cond_text(domain, c) for c in g.want)] for g in domain.goals]
     _table(["goal", "priority", "want"], rows)
-    per_agent = scratch_bytes_per_agent(t.n_words, args.max_nodes, t.goals.max_atoms, args.max_plan_length)
+    per_agent = t.bytes_per_agent(args.max_nodes, args.max_plan_length)
     print(
         f"\nwarp planner memory: {per_agent:,} bytes per agent at max_nodes={args.max_nodes}, "
         f"max_plan_length={args.max_plan_length} ({per_agent * 100_000 / 2**30:.2f} GiB for 100,000 agents in one "

@@ -106,6 +106,7 @@ class GoalTables:
     achievers: np.ndarray  # int32[total atoms + 1] row starts into achiever_action
     achiever_action: np.ndarray  # int32[...]
     max_achieved: np.ndarray  # int32[G]
+    atom_fact: np.ndarray  # int32[total atoms], the fact of each atom
     priority: np.ndarray  # float32[G]
 
     @property
@@ -115,6 +116,35 @@ class GoalTables:
     @property
     def max_atoms(self) -> int:
         return int(np.diff(self.atoms.start).max(initial=0))
+
+
+@dataclass(frozen=True)
+class RelaxedTables:
+    """Fact-level actions for the delete-relaxed reachability check, over encoded values ``0..n_values - 1``.
+
+    Facts with more than ``RELAXED_MAX_VALUES`` values have ``n_values = 0``: every value counts as reached.
+    ``pre_*`` rows hold every precondition of an action; ``eff_*`` rows every effect, ``eff_op`` 0 for ``=``
+    (``eff_value`` the encoded value), 1 for ``+=`` and 2 for ``-=`` (``eff_value`` the step).
+    """
+
+    value_base: np.ndarray  # int32[F], first slot of each fact's values
+    n_values: np.ndarray  # int32[F]
+    pre_start: np.ndarray  # int32[A + 1]
+    pre_fact: np.ndarray  # int32[K]
+    pre_op: np.ndarray  # int32[K]
+    pre_k: np.ndarray  # uint64[K]
+    eff_start: np.ndarray  # int32[A + 1]
+    eff_fact: np.ndarray  # int32[K]
+    eff_op: np.ndarray  # int32[K]
+    eff_value: np.ndarray  # int64[K]
+
+    @property
+    def total_values(self) -> int:
+        return int(self.n_values.sum())
+
+
+#: Facts with more values than this are not tracked value by value in the relaxed reachability check.
+RELAXED_MAX_VALUES = 64
 
 
 @dataclass(frozen=True)
@@ -131,6 +161,7 @@ class DomainTables:
     eff_steps: StepList  # rows: actions
     cost: np.ndarray  # float32[A]
     goals: GoalTables
+    relaxed: RelaxedTables
 
     @property
     def n_words(self) -> int:
@@ -191,7 +222,9 @@ class DomainTables:
     def bytes_per_agent(self, max_nodes: int, max_plan_length: int) -> int:
         from goap.planners.warp_astar import scratch_bytes_per_agent
 
-        return scratch_bytes_per_agent(self.n_words, max_nodes, self.goals.max_atoms, max_plan_length)
+        return scratch_bytes_per_agent(
+            self.n_words, max_nodes, self.goals.max_atoms, max_plan_length, self.relaxed.total_values
+        )
 
 
 def encode(domain: Domain) -> DomainTables:
@@ -228,6 +261,7 @@ def encode(domain: Domain) -> DomainTables:
         eff_steps=_step_list(step_rows),
         cost=cost,
         goals=encode_goals(domain, layout, domain.goals),
+        relaxed=_relaxed_tables(domain, layout),
     )
 
 
@@ -258,7 +292,41 @@ def encode_goals(domain: Domain, layout: Layout, goals: Sequence[Goal]) -> GoalT
         achievers=starts,
         achiever_action=flat,
         max_achieved=np.array(max_achieved, dtype=np.int32),
+        atom_fact=np.array([domain.fact_index(c.fact) for g in goals for c in g.want], dtype=np.int32),
         priority=np.array([g.priority for g in goals], dtype=np.float32),
+    )
+
+
+def _relaxed_tables(domain: Domain, layout: Layout) -> RelaxedTables:
+    ranges = np.array([f.max - f.min + 1 for f in domain.facts], dtype=np.int64)
+    n_values = np.where(ranges > RELAXED_MAX_VALUES, 0, ranges).astype(np.int32)
+    base = np.zeros(len(domain.facts), dtype=np.int32)
+    base[1:] = np.cumsum(n_values)[:-1]
+    pre, eff = [], []
+    ops = {"=": 0, "+=": 1, "-=": 2}
+    for action in domain.actions:
+        pre.append([(domain.fact_index(c.fact), OP_CODES[c.op], c.value - domain.fact(c.fact).min) for c in action.pre])
+        eff.append([
+            (domain.fact_index(e.fact), ops[e.op], e.value - domain.fact(e.fact).min if e.op == "=" else e.value)
+            for e in action.effects
+        ])
+
+    def csr(rows: list[list[tuple[int, int, int]]], kdtype: type) -> tuple[np.ndarray, ...]:
+        start = np.zeros(len(rows) + 1, dtype=np.int32)
+        start[1:] = np.cumsum([len(r) for r in rows])
+        items = [it for r in rows for it in r]
+        return (
+            start,
+            np.array([i[0] for i in items], dtype=np.int32),
+            np.array([i[1] for i in items], dtype=np.int32),
+            np.array([i[2] for i in items], dtype=kdtype),
+        )
+
+    ps, pf, po, pk = csr(pre, np.uint64)
+    es, ef, eo, ev = csr(eff, np.int64)
+    return RelaxedTables(
+        value_base=base, n_values=n_values, pre_start=ps, pre_fact=pf, pre_op=po, pre_k=pk,
+        eff_start=es, eff_fact=ef, eff_op=eo, eff_value=ev,
     )
 
 

@@ -186,8 +186,8 @@ def test_registry_and_memory_formula():
     domain = small_domain()
     planner = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32)
     assert isinstance(planner, WarpAStarPlanner)
-    # 8*W*(M+1) + 29*M + 4*H + 4*Q + 4*L + 13 with W=1, M=1024, H=2048, Q=2, L=32
-    assert planner.bytes_per_agent() == 8 * 1025 + 29 * 1024 + 4 * 2048 + 4 * 2 + 4 * 32 + 13
+    # 8*W*(M+1) + 29*M + 4*H + 4*Q + V + 4*L + 13 with W=1, M=1024, H=2048, Q=2, V=2+2+6, L=32
+    assert planner.bytes_per_agent() == 8 * 1025 + 29 * 1024 + 4 * 2048 + 4 * 2 + 10 + 4 * 32 + 13
     assert scratch_bytes_per_agent(1, 1024, 2, 32) * 100_000 < 5 * 2**30
 
 

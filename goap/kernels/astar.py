@@ -87,6 +87,28 @@ class GoalArrays:
     ach_start: wp.array(dtype=wp.int32)
     ach_action: wp.array(dtype=wp.int32)
     max_achieved: wp.array(dtype=wp.int32)
+    atom_fact: wp.array(dtype=wp.int32)
+
+
+@wp.struct
+class RelaxArrays:
+    """Fact-level actions for the delete-relaxed reachability check (see `goap.encoding.RelaxedTables`)."""
+
+    fact_word: wp.array(dtype=wp.int32)
+    fact_shift: wp.array(dtype=wp.int32)
+    fact_mask: wp.array(dtype=wp.uint64)
+    value_base: wp.array(dtype=wp.int32)
+    n_values: wp.array(dtype=wp.int32)
+    pre_start: wp.array(dtype=wp.int32)
+    pre_fact: wp.array(dtype=wp.int32)
+    pre_op: wp.array(dtype=wp.int32)
+    pre_k: wp.array(dtype=wp.uint64)
+    eff_start: wp.array(dtype=wp.int32)
+    eff_fact: wp.array(dtype=wp.int32)
+    eff_op: wp.array(dtype=wp.int32)
+    eff_value: wp.array(dtype=wp.int64)
+    n_facts: int
+    total_values: int
 
 
 @wp.struct
@@ -102,6 +124,7 @@ class Scratch:
     heap_node: wp.array2d(dtype=wp.int32)
     table: wp.array2d(dtype=wp.int32)
     atom_cost: wp.array2d(dtype=wp.float32)
+    reached: wp.array2d(dtype=wp.uint8)
 
 
 @wp.struct
@@ -191,6 +214,76 @@ def heap_pop(sc: Scratch, t: int, size: int) -> int:
         sc.heap_h[t, i] = h
         sc.heap_node[t, i] = node
     return top
+
+
+@wp.func
+def can_hold(sc: Scratch, t: int, rx: RelaxArrays, f: int, op: int, k: wp.uint64) -> bool:
+    """Whether some reached value of fact f satisfies (op, k); untracked facts can hold anything."""
+    n = rx.n_values[f]
+    if n == 0:
+        return True
+    base = rx.value_base[f]
+    for v in range(n):
+        if sc.reached[t, base + v] != wp.uint8(0):
+            if condition_holds(wp.uint64(v), op, k):
+                return True
+    return False
+
+
+@wp.func
+def relaxed_reachable(
+    sc: Scratch, t: int, row: int, rx: RelaxArrays, acts: ActionArrays, gt: GoalArrays, g: int,
+    enabled: wp.array2d(dtype=wp.uint8), has_enabled: int,
+) -> bool:
+    """`ReferencePlanner.relaxed_reachable` for the state in node row 0: can the goal hold without deletes?"""
+    for f in range(rx.n_facts):
+        n = rx.n_values[f]
+        base = rx.value_base[f]
+        for v in range(n):
+            sc.reached[t, base + v] = wp.uint8(0)
+        if n > 0:
+            v0 = field_value(sc.node_state[t, 0, rx.fact_word[f]], rx.fact_shift[f], rx.fact_mask[f])
+            sc.reached[t, base + int(v0)] = wp.uint8(1)
+    for _pass in range(rx.total_values + 1):
+        grew = int(0)
+        for a in range(acts.n_actions):
+            if has_enabled != 0:
+                if enabled[row, a] == wp.uint8(0):
+                    continue
+            ok = int(1)
+            for q in range(rx.pre_start[a], rx.pre_start[a + 1]):
+                if ok != 0:
+                    if not can_hold(sc, t, rx, rx.pre_fact[q], rx.pre_op[q], rx.pre_k[q]):
+                        ok = 0
+            if ok == 0:
+                continue
+            for q in range(rx.eff_start[a], rx.eff_start[a + 1]):
+                f = rx.eff_fact[q]
+                n = rx.n_values[f]
+                base = rx.value_base[f]
+                op = rx.eff_op[q]
+                if n > 0:
+                    if op == 0:
+                        slot = base + int(rx.eff_value[q])
+                        if sc.reached[t, slot] == wp.uint8(0):
+                            sc.reached[t, slot] = wp.uint8(1)
+                            grew = 1
+                    else:
+                        step = int(rx.eff_value[q])
+                        if op == 2:
+                            step = -step
+                        for v in range(n):
+                            if sc.reached[t, base + v] != wp.uint8(0):
+                                nv = wp.clamp(v + step, 0, n - 1)
+                                if sc.reached[t, base + nv] == wp.uint8(0):
+                                    sc.reached[t, base + nv] = wp.uint8(1)
+                                    grew = 1
+        if grew == 0:
+            break
+    for j in range(gt.atom_start[g], gt.atom_start[g + 1]):
+        if not can_hold(sc, t, rx, gt.atom_fact[j], gt.atom_op[j], gt.atom_k[j]):
+            return False
+    return True
 
 
 @functools.cache
@@ -296,6 +389,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
         first: int,
         acts: ActionArrays,
         gt: GoalArrays,
+        rx: RelaxArrays,
         max_nodes: int,
         hash_mask: int,
         max_pops: int,
@@ -343,6 +437,9 @@ def astar_kernel(n_words: int) -> wp.Kernel:
 
         h0 = heuristic(sc, t, 0, gt, g, c_min)
         if wp.isinf(h0):
+            out.status[row] = wp.int8(STATUS_NO_PLAN)
+            return
+        if not relaxed_reachable(sc, t, row, rx, acts, gt, g, enabled, has_enabled):
             out.status[row] = wp.int8(STATUS_NO_PLAN)
             return
 

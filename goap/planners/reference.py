@@ -15,6 +15,8 @@ The search, which the Warp planner follows step for step:
   Costs are summed in float32, like the kernels, so both planners order nodes identically.
 * A state's g may improve while it is open: it is pushed again and the stale entry is skipped when popped
   (closed). The goal test happens when a node is popped, so the first goal popped is optimal.
+* Before searching, a delete-relaxed reachability check (`relaxed_reachable`) proves many unreachable goals
+  unreachable at once: NO_PLAN with no expansions, instead of exhausting the space.
 * Budget: at most ``max_nodes`` stored states and ``max_nodes`` open-list entries; exceeding either gives
   BUDGET. A plan with more than ``max_plan_length`` steps gives TOO_LONG (with its cost and length).
 """
@@ -28,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from goap.domain import Domain, Goal, State, achieves
-from goap.encoding import DomainTables, GoalTables, encode
+from goap.encoding import RELAXED_MAX_VALUES, DomainTables, GoalTables, encode
 from goap.planners.base import (
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
@@ -120,7 +122,7 @@ class ReferencePlanner:
             return max(h_max, f32(steps * c_min))
 
         h0 = heuristic(start)
-        if math.isinf(h0):
+        if math.isinf(h0) or not self.relaxed_reachable(start, goal, usable):
             return Status.NO_PLAN, math.nan, [], 0, 0
 
         # Node arrays, indexed by node id (the order states were first stored).
@@ -172,6 +174,39 @@ class ReferencePlanner:
                     return Status.BUDGET, math.nan, [], expanded, 0
                 heapq.heappush(open_list, (f32(g + h_of[known]), h_of[known], known))
         return Status.NO_PLAN, math.nan, [], expanded, 0
+
+    def relaxed_reachable(self, start: State, goal: Goal, usable: list[int]) -> bool:
+        """Whether the goal can hold when actions only ever add values (delete relaxation), from ``start``.
+
+        Each fact keeps the set of values reached so far; an action applies when each of its conditions holds
+        for some reached value, and adds what its effects give from every reached value. If even that never
+        satisfies the goal, no plan exists and the search is skipped. Facts with more than
+        ``RELAXED_MAX_VALUES`` values are taken to reach every value (which only makes the check weaker).
+        """
+        domain = self.domain
+        reached = []
+        for fact, value in zip(domain.facts, start, strict=True):
+            free = fact.max - fact.min + 1 > RELAXED_MAX_VALUES
+            reached.append(set(range(fact.min, fact.max + 1)) if free else {value})
+
+        def can_hold(c) -> bool:
+            return any(c.holds(v) for v in reached[domain.fact_index(c.fact)])
+
+        for _ in range(1 + sum(len(r) for r in reached) + sum(f.max - f.min + 1 for f in domain.facts)):
+            grew = False
+            for a in usable:
+                action = domain.actions[a]
+                if not all(can_hold(c) for c in action.pre):
+                    continue
+                for e in action.effects:
+                    i = domain.fact_index(e.fact)
+                    new = {e.apply(v, domain.facts[i]) for v in reached[i]} - reached[i]
+                    if new:
+                        reached[i] |= new
+                        grew = True
+            if not grew:
+                break
+        return all(can_hold(c) for c in goal.want)
 
     def _finish(
         self, goal_node: int, g_of: list[float], parent: list[int], via: list[int], expanded: int

@@ -13,6 +13,7 @@ Scratch per agent (bytes), for W words per state, M = ``max_nodes``, H = the has
     + 12 M       open list (f, h, node)
     + 4 H        hash table
     + 4 Q        per-goal-condition costs
+    + V          the relaxed reachability check: one byte per value of every fact with at most 64 values
     + 4 L + 13   results
 
 At the defaults (M = 1024, L = 32) with W = 1 that is about 46 KB: 100,000 agents in one GPU wave take 4.6 GB;
@@ -45,10 +46,13 @@ def hash_size(max_nodes: int) -> int:
     return 1 << max(1, (2 * max_nodes - 1).bit_length())
 
 
-def scratch_bytes_per_agent(n_words: int, max_nodes: int, max_atoms: int, max_plan_length: int) -> int:
+def scratch_bytes_per_agent(
+    n_words: int, max_nodes: int, max_atoms: int, max_plan_length: int, relaxed_values: int = 0
+) -> int:
     """The formula in the module docstring: device memory one agent's search needs."""
     m = max_nodes
-    return 8 * n_words * (m + 1) + 17 * m + 12 * m + 4 * hash_size(m) + 4 * max(1, max_atoms) + 4 * max_plan_length + 13
+    per_node = 8 * n_words * (m + 1) + 17 * m + 12 * m + 4 * hash_size(m)
+    return per_node + 4 * max(1, max_atoms) + max(1, relaxed_values) + 4 * max_plan_length + 13
 
 
 class WarpAStarPlanner:
@@ -94,6 +98,7 @@ class WarpAStarPlanner:
         self.kernel = astar_kernel(self.tables.n_words)
         self._wp = wp
         self._acts = self._action_arrays()
+        self._rx = self._relax_arrays()
         self._goal_arrays: dict[int, tuple[GoalTables, Any]] = {}
         self._scratch: queue.SimpleQueue = queue.SimpleQueue()
         self._scratch_rows = 0
@@ -106,7 +111,9 @@ class WarpAStarPlanner:
     # --- public ---------------------------------------------------------------------------------------------
     def bytes_per_agent(self, goal_table: GoalTables | None = None) -> int:
         atoms = (goal_table or self.tables.goals).max_atoms
-        return scratch_bytes_per_agent(self.tables.n_words, self.max_nodes, atoms, self.max_plan_length)
+        return scratch_bytes_per_agent(
+            self.tables.n_words, self.max_nodes, atoms, self.max_plan_length, self.tables.relaxed.total_values
+        )
 
     def load(self) -> None:
         """Compile or load the kernel module now rather than on the first call."""
@@ -169,7 +176,7 @@ class WarpAStarPlanner:
                 dim=count,
                 inputs=[
                     d_states, d_goals, common["costs"], common["has_costs"], common["enabled"],
-                    common["has_enabled"], common["agent_ids"], common["use_ids"], first, self._acts, gt,
+                    common["has_enabled"], common["agent_ids"], common["use_ids"], first, self._acts, gt, self._rx,
                     self.max_nodes, hash_size(self.max_nodes) - 1, max_pops, sc, results,
                 ],
                 device=dev,
@@ -260,6 +267,27 @@ class WarpAStarPlanner:
         s.n_actions = t.n_actions
         return s
 
+    def _relax_arrays(self) -> Any:
+        from goap.kernels.astar import RelaxArrays
+
+        r, L, s = self.tables.relaxed, self.tables.layout, RelaxArrays()
+        s.fact_word = self._const(L.word, "int32")
+        s.fact_shift = self._const(L.shift, "int32")
+        s.fact_mask = self._const(np.array([L.field_mask(f) for f in range(len(L.word))], np.uint64), "uint64")
+        s.value_base = self._const(r.value_base, "int32")
+        s.n_values = self._const(r.n_values, "int32")
+        s.pre_start = self._const(r.pre_start, "int32")
+        s.pre_fact = self._const(r.pre_fact, "int32")
+        s.pre_op = self._const(r.pre_op, "int32")
+        s.pre_k = self._const(r.pre_k, "uint64")
+        s.eff_start = self._const(r.eff_start, "int32")
+        s.eff_fact = self._const(r.eff_fact, "int32")
+        s.eff_op = self._const(r.eff_op, "int32")
+        s.eff_value = self._const(r.eff_value, "int64")
+        s.n_facts = len(L.word)
+        s.total_values = r.total_values
+        return s
+
     def _goal_struct(self, gt: GoalTables) -> Any:
         cached = self._goal_arrays.get(id(gt))
         if cached is not None and cached[0] is gt:
@@ -274,6 +302,7 @@ class WarpAStarPlanner:
         s.ach_start = self._const(gt.achievers, "int32")
         s.ach_action = self._const(gt.achiever_action, "int32")
         s.max_achieved = self._const(gt.max_achieved, "int32")
+        s.atom_fact = self._const(gt.atom_fact, "int32")
         if len(self._goal_arrays) > 64:
             self._goal_arrays.clear()
         self._goal_arrays[id(gt)] = (gt, s)
@@ -321,6 +350,7 @@ class WarpAStarPlanner:
             s.heap_node = wp.empty((rows, m), dtype=wp.int32, device=dev)
             s.table = wp.full((rows, hash_size(m)), -1, dtype=wp.int32, device=dev)
             s.atom_cost = wp.empty((rows, atoms), dtype=wp.float32, device=dev)
+            s.reached = wp.empty((rows, max(1, self.tables.relaxed.total_values)), dtype=wp.uint8, device=dev)
             self._scratch.put(s)
         self._scratch_rows, self._scratch_atoms = rows, atoms
 
