@@ -12,7 +12,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 demo: $(VENV)/.installed
-	$(VENV)/bin/goap solve worlds/village/domain.toml --problems worlds/village/problems.jsonl --planner warp --device cpu --stats
+	$(VENV)/bin/goap run --world village --agents 10000 --ticks 600 --device cpu
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q

@@ -80,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--device", default=None, help="Warp device for the planner (cpu, cuda:0)")
     r.add_argument("--planner", default="warp", choices=sorted(PLANNERS))
-    r.add_argument("--plan-budget", type=_positive_int, default=None, help="most agents planned per tick")
+    r.add_argument("--plan-budget", type=_positive_int, default=None,
+                   help="most agents planned per tick (default: a tenth of the agents, at least 256)")
     r.add_argument("--warmup", type=_non_negative_int, default=30, help="ticks left out of the timing summary")
     r.add_argument("--json", metavar="FILE", help="write the summary as one JSON object")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -202,9 +203,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ImportError:
         raise CliError("the example worlds are not installed (run from a checkout: pip install -e .)") from None
     world = make_world(args.world)
+    budget = args.plan_budget or max(256, args.agents // 10)
     brain = Brain(
         world.domain, args.agents, world=world, planner=args.planner, device=args.device,
-        plan_budget=args.plan_budget, seed=args.seed,
+        plan_budget=budget, seed=args.seed,
     )
     progress = not args.quiet and sys.stderr.isatty()
     t0 = time.perf_counter()
@@ -228,6 +230,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     counters = summary["counters"]
     result = {
         "world": args.world, "agents": args.agents, "ticks": ticks, "seed": args.seed, "planner": args.planner,
+        "plan_budget": budget,
         "device": str(getattr(brain.planner, "device", "cpu")), "interrupted": interrupted,
         "ticks_per_second": ticks / wall if wall > 0 else None,
         "ms_per_tick": summary["ms_per_tick"], "stages": summary["stages"], "counters": counters,
