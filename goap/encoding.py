@@ -137,6 +137,12 @@ class RelaxedTables:
     eff_fact: np.ndarray  # int32[K]
     eff_op: np.ndarray  # int32[K]
     eff_value: np.ndarray  # int64[K]
+    pre_ach_start: np.ndarray  # int32[K + 1], row per precondition: the actions that can make it true
+    pre_ach_action: np.ndarray  # int32[...]
+
+    @property
+    def n_pre(self) -> int:
+        return len(self.pre_fact)
 
     @property
     def total_values(self) -> int:
@@ -223,7 +229,7 @@ class DomainTables:
         from goap.planners.warp_astar import scratch_bytes_per_agent
 
         return scratch_bytes_per_agent(
-            self.n_words, max_nodes, self.goals.max_atoms, max_plan_length, self.relaxed.total_values
+            self.n_words, max_nodes, self.n_actions, self.relaxed.n_pre, max_plan_length, self.relaxed.total_values
         )
 
 
@@ -324,9 +330,21 @@ def _relaxed_tables(domain: Domain, layout: Layout) -> RelaxedTables:
 
     ps, pf, po, pk = csr(pre, np.uint64)
     es, ef, eo, ev = csr(eff, np.int64)
+    touching: dict[str, list[int]] = {}
+    for a, action in enumerate(domain.actions):
+        for e in action.effects:
+            touching.setdefault(e.fact, []).append(a)
+    rows = [
+        [b for b in touching.get(c.fact, []) if achieves(domain.actions[b], c)]
+        for action in domain.actions
+        for c in action.pre
+    ]
+    ach_start = np.zeros(len(rows) + 1, dtype=np.int32)
+    ach_start[1:] = np.cumsum([len(r) for r in rows])
     return RelaxedTables(
         value_base=base, n_values=n_values, pre_start=ps, pre_fact=pf, pre_op=po, pre_k=pk,
         eff_start=es, eff_fact=ef, eff_op=eo, eff_value=ev,
+        pre_ach_start=ach_start, pre_ach_action=np.array([b for r in rows for b in r], dtype=np.int32),
     )
 
 

@@ -15,7 +15,9 @@ over a chunk reuses a chunk-sized scratch):
     heap_f/h     float32[wave, max_nodes]          binary heap ordered by (f, h, node)
     heap_node    int32  [wave, max_nodes]
     table        int32  [wave, hash_size]          open addressing, -1 = empty; hash_size = pow2 >= 2 max_nodes
-    atom_cost    float32[wave, max_atoms]          cheapest usable achiever of each goal condition
+    act_cost     float32[wave, A]                  this agent's action costs, inf where disabled
+    pre_cost     float32[wave, P]                  cheapest usable achiever of each action precondition
+    reached      uint8  [wave, V]                  the relaxed reachability check's reached values
 
 The hash table is left empty after every search (the nodes a search stored are looked up and cleared), so it is
 never cleared in full. Every loop is bounded: probing by hash_size, sifting by 32 levels, the search by
@@ -107,6 +109,8 @@ class RelaxArrays:
     eff_fact: wp.array(dtype=wp.int32)
     eff_op: wp.array(dtype=wp.int32)
     eff_value: wp.array(dtype=wp.int64)
+    pre_ach_start: wp.array(dtype=wp.int32)
+    pre_ach_action: wp.array(dtype=wp.int32)
     n_facts: int
     total_values: int
 
@@ -123,7 +127,8 @@ class Scratch:
     heap_h: wp.array2d(dtype=wp.float32)
     heap_node: wp.array2d(dtype=wp.int32)
     table: wp.array2d(dtype=wp.int32)
-    atom_cost: wp.array2d(dtype=wp.float32)
+    act_cost: wp.array2d(dtype=wp.float32)
+    pre_cost: wp.array2d(dtype=wp.float32)
     reached: wp.array2d(dtype=wp.uint8)
 
 
@@ -344,24 +349,40 @@ def astar_kernel(n_words: int) -> wp.Kernel:
             sc.node_state[t, dst, w] = (word & ~(fm << sh)) | (wp.uint64(v) << sh)
 
     @wp.func
+    def pre_pending(sc: Scratch, t: int, n: int, rx: RelaxArrays, q: int) -> bool:
+        """Whether precondition q (fact-level) is false in node row n."""
+        f = rx.pre_fact[q]
+        v = field_value(sc.node_state[t, n, rx.fact_word[f]], rx.fact_shift[f], rx.fact_mask[f])
+        return not condition_holds(v, rx.pre_op[q], rx.pre_k[q])
+
+    @wp.func
     def heuristic(
-        sc: Scratch, t: int, n: int, gt: GoalArrays, g: int, c_min: float
+        sc: Scratch, t: int, n: int, gt: GoalArrays, g: int, rx: RelaxArrays, c_min: float
     ) -> float:
-        a0 = gt.atom_start[g]
         unsat = int(0)
-        h_max = float(0.0)
-        for j in range(a0, gt.atom_start[g + 1]):
+        h_two = float(0.0)
+        for j in range(gt.atom_start[g], gt.atom_start[g + 1]):
             v = field_value(sc.node_state[t, n, gt.atom_word[j]], gt.atom_shift[j], gt.atom_fmask[j])
             if not condition_holds(v, gt.atom_op[j], gt.atom_k[j]):
                 unsat += 1
-                h_max = wp.max(h_max, sc.atom_cost[t, j - a0])
+                best = float(wp.inf)
+                for q in range(gt.ach_start[j], gt.ach_start[j + 1]):
+                    a = gt.ach_action[q]
+                    c = sc.act_cost[t, a]
+                    if not wp.isinf(c):
+                        pending = float(0.0)
+                        for p in range(rx.pre_start[a], rx.pre_start[a + 1]):
+                            if pre_pending(sc, t, n, rx, p):
+                                pending = wp.max(pending, sc.pre_cost[t, p])
+                        best = wp.min(best, c + pending)
+                h_two = wp.max(h_two, best)
         if unsat == 0:
             return 0.0
-        if wp.isinf(h_max):
+        if wp.isinf(h_two):
             return wp.inf
         e = gt.max_achieved[g]
         steps = (unsat + e - 1) // e
-        return wp.max(h_max, float(steps) * c_min)
+        return wp.max(h_two, float(steps) * c_min)
 
     @wp.func
     def find_slot(sc: Scratch, t: int, n: int, hash_mask: int) -> int:
@@ -415,27 +436,25 @@ def astar_kernel(n_words: int) -> wp.Kernel:
             out.cost[row] = 0.0
             return
 
-        # Per-agent heuristic tables: the cheapest usable action, and per goal condition its cheapest achiever.
+        # Per-agent heuristic tables: action costs (inf where disabled), the cheapest usable action, and for
+        # every precondition of every action its cheapest usable achiever.
         c_min = float(wp.inf)
         for a in range(acts.n_actions):
-            if has_enabled == 0 or enabled[row, a] != wp.uint8(0):
-                c = acts.cost[a]
-                if has_costs != 0:
-                    c = costs[row, a]
-                c_min = wp.min(c_min, c)
-        a0 = gt.atom_start[g]
-        for j in range(a0, gt.atom_start[g + 1]):
+            c = acts.cost[a]
+            if has_costs != 0:
+                c = costs[row, a]
+            if has_enabled != 0:
+                if enabled[row, a] == wp.uint8(0):
+                    c = wp.inf
+            sc.act_cost[t, a] = c
+            c_min = wp.min(c_min, c)
+        for p in range(rx.pre_start[acts.n_actions]):
             best = float(wp.inf)
-            for q in range(gt.ach_start[j], gt.ach_start[j + 1]):
-                a = gt.ach_action[q]
-                if has_enabled == 0 or enabled[row, a] != wp.uint8(0):
-                    c = acts.cost[a]
-                    if has_costs != 0:
-                        c = costs[row, a]
-                    best = wp.min(best, c)
-            sc.atom_cost[t, j - a0] = best
+            for q in range(rx.pre_ach_start[p], rx.pre_ach_start[p + 1]):
+                best = wp.min(best, sc.act_cost[t, rx.pre_ach_action[q]])
+            sc.pre_cost[t, p] = best
 
-        h0 = heuristic(sc, t, 0, gt, g, c_min)
+        h0 = heuristic(sc, t, 0, gt, g, rx, c_min)
         if wp.isinf(h0):
             out.status[row] = wp.int8(STATUS_NO_PLAN)
             return
@@ -478,15 +497,12 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                 if not is_applicable(sc, t, node, acts, a):
                     continue
                 apply_effects(sc, t, node, spare, acts, a)
-                c = acts.cost[a]
-                if has_costs != 0:
-                    c = costs[row, a]
-                g_child = g_node + c
+                g_child = g_node + sc.act_cost[t, a]
                 slot = find_slot(sc, t, spare, hash_mask)
                 known = sc.table[t, slot]
                 h_child = float(0.0)
                 if known < 0:
-                    h_child = heuristic(sc, t, spare, gt, g, c_min)
+                    h_child = heuristic(sc, t, spare, gt, g, rx, c_min)
                     if wp.isinf(h_child):
                         continue
                     if count >= max_nodes:

@@ -7,10 +7,13 @@ The search, which the Warp planner follows step for step:
 
 * Heuristic (admissible and consistent). Let U be the goal conditions false in s. h(s) = 0 when U is empty;
   otherwise the larger of
-  - max over j in U of the cheapest enabled action that can make condition j true (some action must), and
+  - max over j in U of: min over the enabled actions a that can make j true of cost(a) + the largest, over
+    a's preconditions p false in s, of the cheapest enabled action that can make p true. (Some action must
+    make j true, and before it, each of its false preconditions must be made true by some action: this is
+    h_max cut off after two levels, cheap enough to compute at every node.)
   - ceil(|U| / e) * c_min, where e is the most conditions of this goal a single action can make true and
     c_min the cheapest enabled action (each step fixes at most e conditions and costs at least c_min).
-  A condition no enabled action can make true gives h = inf: the state is a dead end and is not stored.
+  A condition with no usable achiever gives h = inf: the state is a dead end and is not stored.
 * Open list ordered by (f, h, node id); ties therefore go to the deeper node, then to the older one.
   Costs are summed in float32, like the kernels, so both planners order nodes identically.
 * A state's g may improve while it is open: it is pushed again and the stale entry is skipped when popped
@@ -107,19 +110,32 @@ class ReferencePlanner:
         usable = [a for a in range(len(domain.actions)) if enabled[a]]
         c_min = min((costs[a] for a in usable), default=math.inf)
         achievers = [[a for a in usable if achieves(domain.actions[a], c)] for c in goal.want]
-        cheapest = [min((costs[a] for a in row), default=math.inf) for row in achievers]
         per_action = [sum(achieves(act, c) for c in goal.want) for act in domain.actions]
         most_fixed = max(per_action, default=0)
 
+        def cheapest_achiever(c) -> float:
+            return min((costs[b] for b in usable if achieves(domain.actions[b], c)), default=math.inf)
+
+        # For every precondition of every achiever of a goal condition: its cheapest usable achiever.
+        pre_cost = {a: [cheapest_achiever(p) for p in domain.actions[a].pre] for row in achievers for a in row}
+
+        def holds(c, state: State) -> bool:
+            return c.holds(state[domain.fact_index(c.fact)])
+
+        def through(a: int, state: State) -> float:
+            """The cost of achiever a plus the dearest of its preconditions not yet true."""
+            pending = [pre_cost[a][i] for i, p in enumerate(domain.actions[a].pre) if not holds(p, state)]
+            return f32(costs[a] + max(pending, default=0.0))
+
         def heuristic(state: State) -> float:
-            unsat = [j for j, c in enumerate(goal.want) if not c.holds(state[domain.fact_index(c.fact)])]
+            unsat = [j for j, c in enumerate(goal.want) if not holds(c, state)]
             if not unsat:
                 return 0.0
-            h_max = max(cheapest[j] for j in unsat)
-            if math.isinf(h_max):
+            h_two = max(min((through(a, state) for a in achievers[j]), default=math.inf) for j in unsat)
+            if math.isinf(h_two):
                 return math.inf
             steps = -(-len(unsat) // most_fixed)
-            return max(h_max, f32(steps * c_min))
+            return max(h_two, f32(steps * c_min))
 
         h0 = heuristic(start)
         if math.isinf(h0) or not self.relaxed_reachable(start, goal, usable):

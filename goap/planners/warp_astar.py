@@ -12,7 +12,8 @@ Scratch per agent (bytes), for W words per state, M = ``max_nodes``, H = the has
     + 17 M       g, h, parent, action, closed
     + 12 M       open list (f, h, node)
     + 4 H        hash table
-    + 4 Q        per-goal-condition costs
+    + 4 A        this agent's action costs
+    + 4 P        cheapest achiever of each action precondition (P preconditions in all)
     + V          the relaxed reachability check: one byte per value of every fact with at most 64 values
     + 4 L + 13   results
 
@@ -47,12 +48,13 @@ def hash_size(max_nodes: int) -> int:
 
 
 def scratch_bytes_per_agent(
-    n_words: int, max_nodes: int, max_atoms: int, max_plan_length: int, relaxed_values: int = 0
+    n_words: int, max_nodes: int, n_actions: int, n_pre: int, max_plan_length: int, relaxed_values: int = 0
 ) -> int:
     """The formula in the module docstring: device memory one agent's search needs."""
     m = max_nodes
     per_node = 8 * n_words * (m + 1) + 17 * m + 12 * m + 4 * hash_size(m)
-    return per_node + 4 * max(1, max_atoms) + max(1, relaxed_values) + 4 * max_plan_length + 13
+    per_agent = 4 * max(1, n_actions) + 4 * max(1, n_pre) + max(1, relaxed_values)
+    return per_node + per_agent + 4 * max_plan_length + 13
 
 
 class WarpAStarPlanner:
@@ -102,18 +104,14 @@ class WarpAStarPlanner:
         self._goal_arrays: dict[int, tuple[GoalTables, Any]] = {}
         self._scratch: queue.SimpleQueue = queue.SimpleQueue()
         self._scratch_rows = 0
-        self._scratch_atoms = 0
         self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="goap-astar") if self.threads > 1 else None
         self._dummy_costs = wp.zeros((1, 1), dtype=wp.float32, device=self.device)
         self._dummy_enabled = wp.zeros((1, 1), dtype=wp.uint8, device=self.device)
         self._dummy_ids = wp.zeros(1, dtype=wp.int32, device=self.device)
 
     # --- public ---------------------------------------------------------------------------------------------
-    def bytes_per_agent(self, goal_table: GoalTables | None = None) -> int:
-        atoms = (goal_table or self.tables.goals).max_atoms
-        return scratch_bytes_per_agent(
-            self.tables.n_words, self.max_nodes, atoms, self.max_plan_length, self.tables.relaxed.total_values
-        )
+    def bytes_per_agent(self) -> int:
+        return self.tables.bytes_per_agent(self.max_nodes, self.max_plan_length)
 
     def load(self) -> None:
         """Compile or load the kernel module now rather than on the first call."""
@@ -168,7 +166,6 @@ class WarpAStarPlanner:
             agent_ids=d_ids,
             use_ids=int(agents is not None),
         )
-        atoms = goal_table.max_atoms
 
         def launch(first: int, count: int, sc: Any) -> None:
             wp.launch(
@@ -184,7 +181,7 @@ class WarpAStarPlanner:
 
         if dev.is_cpu:
             chunk = self.chunk_size or int(np.clip(math.ceil(rows / (4 * self.threads)), 16, 512))
-            self._ensure_scratch(chunk, atoms, self.threads)
+            self._ensure_scratch(chunk, self.threads)
             spans = [(s, min(chunk, rows - s)) for s in range(0, rows, chunk)]
 
             def run(span: tuple[int, int]) -> None:
@@ -201,9 +198,9 @@ class WarpAStarPlanner:
                 for f in [self._pool.submit(run, span) for span in spans]:
                     f.result()
         else:
-            per_agent = self.bytes_per_agent(goal_table)
+            per_agent = self.bytes_per_agent()
             wave = max(1, min(rows, self.max_scratch_bytes // per_agent))
-            self._ensure_scratch(wave, atoms, 1)
+            self._ensure_scratch(wave, 1)
             sc = self._scratch.get()
             try:
                 for first in range(0, rows, wave):
@@ -284,6 +281,8 @@ class WarpAStarPlanner:
         s.eff_fact = self._const(r.eff_fact, "int32")
         s.eff_op = self._const(r.eff_op, "int32")
         s.eff_value = self._const(r.eff_value, "int64")
+        s.pre_ach_start = self._const(r.pre_ach_start, "int32")
+        s.pre_ach_action = self._const(r.pre_ach_action, "int32")
         s.n_facts = len(L.word)
         s.total_values = r.total_values
         return s
@@ -326,15 +325,14 @@ class WarpAStarPlanner:
             x = np.zeros((1,) * x.ndim if x.ndim > 1 else 1, dtype=x.dtype)
         return wp.array(x, dtype=getattr(wp, dtype), device=self.device)
 
-    def _ensure_scratch(self, rows: int, atoms: int, count: int) -> None:
+    def _ensure_scratch(self, rows: int, count: int) -> None:
         """Make sure ``count`` scratch sets of at least ``rows`` threads exist (reallocated only to grow)."""
-        if rows <= self._scratch_rows and atoms <= self._scratch_atoms:
+        if rows <= self._scratch_rows:
             return
         from goap.kernels.astar import Scratch
 
         wp, dev, m, W = self._wp, self.device, self.max_nodes, self.tables.n_words
         rows = max(rows, self._scratch_rows)
-        atoms = max(1, atoms, self._scratch_atoms)
         while not self._scratch.empty():
             self._scratch.get()
         for _ in range(count):
@@ -349,10 +347,11 @@ class WarpAStarPlanner:
             s.heap_h = wp.empty((rows, m), dtype=wp.float32, device=dev)
             s.heap_node = wp.empty((rows, m), dtype=wp.int32, device=dev)
             s.table = wp.full((rows, hash_size(m)), -1, dtype=wp.int32, device=dev)
-            s.atom_cost = wp.empty((rows, atoms), dtype=wp.float32, device=dev)
+            s.act_cost = wp.empty((rows, max(1, self.tables.n_actions)), dtype=wp.float32, device=dev)
+            s.pre_cost = wp.empty((rows, max(1, self.tables.relaxed.n_pre)), dtype=wp.float32, device=dev)
             s.reached = wp.empty((rows, max(1, self.tables.relaxed.total_values)), dtype=wp.uint8, device=dev)
             self._scratch.put(s)
-        self._scratch_rows, self._scratch_atoms = rows, atoms
+        self._scratch_rows = rows
 
 
 def _results_struct() -> Any:
