@@ -71,6 +71,7 @@ class Brain:
         max_nodes, max_plan_length: planner budgets.
         apply_effects: apply a finished action's symbolic effects to ``states``.
         seed: passed to ``world.reset``; the same seed and inputs give the same run on the same device.
+        goal_hysteresis: priority bonus of the goal an agent already pursues, when goals are compared (0: none).
     """
 
     def __init__(
@@ -87,6 +88,7 @@ class Brain:
         max_plan_length: int | None = None,
         apply_effects: bool = True,
         seed: int = 0,
+        goal_hysteresis: float = 0.0,
     ):
         if not isinstance(n_agents, int | np.integer) or n_agents < 0:
             raise ValueError(f"n_agents must be an integer >= 0, got {n_agents!r}")
@@ -109,6 +111,9 @@ class Brain:
         self.plan_budget = plan_budget
         self.cooldown_ticks = int(cooldown_ticks)
         self.apply_effects = apply_effects
+        if not np.isfinite(goal_hysteresis) or goal_hysteresis < 0:
+            raise ValueError(f"goal_hysteresis must be a finite number >= 0, got {goal_hysteresis}")
+        self.goal_hysteresis = float(goal_hysteresis)
         A, G, L = self.tables.n_actions, self.tables.goals.n_goals, self.planner.max_plan_length
 
         default_state = self.tables.pack(self.domain.default_state())
@@ -174,6 +179,10 @@ class Brain:
         events["goals_achieved"] += int(achieved.sum())
         eligible = ~sat & (self.cooldown_until <= self.tick_count) & (self.priorities > 0)
         score = np.where(eligible, self.priorities, -np.inf)
+        if self.goal_hysteresis:
+            # The goal being pursued keeps a bonus, so that small swings in priority do not throw plans away.
+            rows = np.flatnonzero(has_goal)
+            score[rows, self.goal[rows]] += self.goal_hysteresis
         best = np.argmax(score, axis=1).astype(np.int32) if score.shape[1] else np.zeros(self.n_agents, np.int32)
         best = np.where(eligible.any(axis=1), best, -1).astype(np.int32)
         changed = best != self.goal
