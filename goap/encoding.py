@@ -107,6 +107,7 @@ class GoalTables:
     achiever_action: np.ndarray  # int32[...]
     max_achieved: np.ndarray  # int32[G]
     atom_fact: np.ndarray  # int32[total atoms], the fact of each atom
+    atom_sat: np.ndarray  # uint64[total atoms], bit v set when encoded value v satisfies the atom
     priority: np.ndarray  # float32[G]
 
     @property
@@ -127,12 +128,12 @@ class RelaxedTables:
     (``eff_value`` the encoded value), 1 for ``+=`` and 2 for ``-=`` (``eff_value`` the step).
     """
 
-    value_base: np.ndarray  # int32[F], first slot of each fact's values
     n_values: np.ndarray  # int32[F]
     pre_start: np.ndarray  # int32[A + 1]
     pre_fact: np.ndarray  # int32[K]
     pre_op: np.ndarray  # int32[K]
     pre_k: np.ndarray  # uint64[K]
+    pre_sat: np.ndarray  # uint64[K], bit v set when encoded value v satisfies the precondition
     eff_start: np.ndarray  # int32[A + 1]
     eff_fact: np.ndarray  # int32[K]
     eff_op: np.ndarray  # int32[K]
@@ -229,7 +230,7 @@ class DomainTables:
         from goap.planners.warp_astar import scratch_bytes_per_agent
 
         return scratch_bytes_per_agent(
-            self.n_words, max_nodes, self.n_actions, self.relaxed.n_pre, max_plan_length, self.relaxed.total_values
+            self.n_words, max_nodes, self.n_actions, self.relaxed.n_pre, max_plan_length, len(self.domain.facts)
         )
 
 
@@ -299,6 +300,7 @@ def encode_goals(domain: Domain, layout: Layout, goals: Sequence[Goal]) -> GoalT
         achiever_action=flat,
         max_achieved=np.array(max_achieved, dtype=np.int32),
         atom_fact=np.array([domain.fact_index(c.fact) for g in goals for c in g.want], dtype=np.int32),
+        atom_sat=np.array([satisfying_values(domain, c) for g in goals for c in g.want], dtype=np.uint64),
         priority=np.array([g.priority for g in goals], dtype=np.float32),
     )
 
@@ -306,8 +308,6 @@ def encode_goals(domain: Domain, layout: Layout, goals: Sequence[Goal]) -> GoalT
 def _relaxed_tables(domain: Domain, layout: Layout) -> RelaxedTables:
     ranges = np.array([f.max - f.min + 1 for f in domain.facts], dtype=np.int64)
     n_values = np.where(ranges > RELAXED_MAX_VALUES, 0, ranges).astype(np.int32)
-    base = np.zeros(len(domain.facts), dtype=np.int32)
-    base[1:] = np.cumsum(n_values)[:-1]
     pre, eff = [], []
     ops = {"=": 0, "+=": 1, "-=": 2}
     for action in domain.actions:
@@ -342,10 +342,19 @@ def _relaxed_tables(domain: Domain, layout: Layout) -> RelaxedTables:
     ach_start = np.zeros(len(rows) + 1, dtype=np.int32)
     ach_start[1:] = np.cumsum([len(r) for r in rows])
     return RelaxedTables(
-        value_base=base, n_values=n_values, pre_start=ps, pre_fact=pf, pre_op=po, pre_k=pk,
+        n_values=n_values, pre_start=ps, pre_fact=pf, pre_op=po, pre_k=pk,
         eff_start=es, eff_fact=ef, eff_op=eo, eff_value=ev,
         pre_ach_start=ach_start, pre_ach_action=np.array([b for r in rows for b in r], dtype=np.int32),
+        pre_sat=np.array([satisfying_values(domain, c) for a in domain.actions for c in a.pre], dtype=np.uint64),
     )
+
+
+def satisfying_values(domain: Domain, c: Condition) -> int:
+    """Bit v set when encoded value v (value - min) satisfies c; 0 for facts too wide to track."""
+    fact = domain.fact(c.fact)
+    if fact.max - fact.min + 1 > RELAXED_MAX_VALUES:
+        return 0
+    return sum(1 << (v - fact.min) for v in range(fact.min, fact.max + 1) if c.holds(v))
 
 
 def fingerprint(domain: Domain) -> str:

@@ -186,11 +186,11 @@ def test_registry_and_memory_formula():
     domain = small_domain()
     planner = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32)
     assert isinstance(planner, WarpAStarPlanner)
-    # 8W(M+1) + 29M + 4H + 4A + 4P + V + 4L + 13 with W=1, M=1024, H=2048, A=3 actions, P=2 preconditions,
-    # V=2+2+6 fact values, L=32
-    assert planner.bytes_per_agent() == 8 * 1025 + 29 * 1024 + 4 * 2048 + 4 * 3 + 4 * 2 + 10 + 4 * 32 + 13
+    # 8W(M+1) + 29M + 4H + 4A + 4P + 8F + 4L + 13 with W=1, M=1024, H=2048, A=3 actions, P=2 preconditions,
+    # F=3 facts, L=32
+    assert planner.bytes_per_agent() == 8 * 1025 + 29 * 1024 + 4 * 2048 + 4 * 3 + 4 * 2 + 8 * 3 + 4 * 32 + 13
     # The village at the defaults: 100,000 agents in one GPU launch fit in a few GiB.
-    assert scratch_bytes_per_agent(1, 1024, 34, 100, 32, 112) * 100_000 < 5 * 2**30
+    assert scratch_bytes_per_agent(1, 1024, 34, 100, 32, 26) * 100_000 < 5 * 2**30
 
 
 def test_bad_device():

@@ -17,7 +17,7 @@ over a chunk reuses a chunk-sized scratch):
     table        int32  [wave, hash_size]          open addressing, -1 = empty; hash_size = pow2 >= 2 max_nodes
     act_cost     float32[wave, A]                  this agent's action costs, inf where disabled
     pre_cost     float32[wave, P]                  cheapest usable achiever of each action precondition
-    reached      uint8  [wave, V]                  the relaxed reachability check's reached values
+    reached      uint64 [wave, F]                  the relaxed reachability check's reached values, per fact
 
 The hash table is left empty after every search (the nodes a search stored are looked up and cleared), so it is
 never cleared in full. Every loop is bounded: probing by hash_size, sifting by 32 levels, the search by
@@ -90,6 +90,7 @@ class GoalArrays:
     ach_action: wp.array(dtype=wp.int32)
     max_achieved: wp.array(dtype=wp.int32)
     atom_fact: wp.array(dtype=wp.int32)
+    atom_sat: wp.array(dtype=wp.uint64)
 
 
 @wp.struct
@@ -99,12 +100,12 @@ class RelaxArrays:
     fact_word: wp.array(dtype=wp.int32)
     fact_shift: wp.array(dtype=wp.int32)
     fact_mask: wp.array(dtype=wp.uint64)
-    value_base: wp.array(dtype=wp.int32)
     n_values: wp.array(dtype=wp.int32)
     pre_start: wp.array(dtype=wp.int32)
     pre_fact: wp.array(dtype=wp.int32)
     pre_op: wp.array(dtype=wp.int32)
     pre_k: wp.array(dtype=wp.uint64)
+    pre_sat: wp.array(dtype=wp.uint64)
     eff_start: wp.array(dtype=wp.int32)
     eff_fact: wp.array(dtype=wp.int32)
     eff_op: wp.array(dtype=wp.int32)
@@ -129,7 +130,7 @@ class Scratch:
     table: wp.array2d(dtype=wp.int32)
     act_cost: wp.array2d(dtype=wp.float32)
     pre_cost: wp.array2d(dtype=wp.float32)
-    reached: wp.array2d(dtype=wp.uint8)
+    reached: wp.array2d(dtype=wp.uint64)
 
 
 @wp.struct
@@ -222,17 +223,33 @@ def heap_pop(sc: Scratch, t: int, size: int) -> int:
 
 
 @wp.func
-def can_hold(sc: Scratch, t: int, rx: RelaxArrays, f: int, op: int, k: wp.uint64) -> bool:
-    """Whether some reached value of fact f satisfies (op, k); untracked facts can hold anything."""
-    n = rx.n_values[f]
-    if n == 0:
-        return True
-    base = rx.value_base[f]
-    for v in range(n):
-        if sc.reached[t, base + v] != wp.uint8(0):
-            if condition_holds(wp.uint64(v), op, k):
-                return True
-    return False
+def value_bit(v: int) -> wp.uint64:
+    return wp.uint64(1) << wp.uint64(v)
+
+
+@wp.func
+def step_values(x: wp.uint64, step: int, n: int) -> wp.uint64:
+    """The reached-value set x (bit v = value v) after adding ``step`` to every value, clamped to 0..n-1."""
+    full = wp.uint64(0xFFFFFFFFFFFFFFFF)
+    if n < 64:
+        full = value_bit(n) - wp.uint64(1)
+    out = x
+    if step > 0:
+        if step >= n:
+            out = out | value_bit(n - 1)
+        else:
+            out = out | ((x << wp.uint64(step)) & full)
+            if (x >> wp.uint64(n - step)) != wp.uint64(0):
+                out = out | value_bit(n - 1)
+    else:
+        down = -step
+        if down >= n:
+            out = out | wp.uint64(1)
+        else:
+            out = out | (x >> wp.uint64(down))
+            if (x & (value_bit(down) - wp.uint64(1))) != wp.uint64(0):
+                out = out | wp.uint64(1)
+    return out
 
 
 @wp.func
@@ -240,15 +257,15 @@ def relaxed_reachable(
     sc: Scratch, t: int, row: int, rx: RelaxArrays, acts: ActionArrays, gt: GoalArrays, g: int,
     enabled: wp.array2d(dtype=wp.uint8), has_enabled: int,
 ) -> bool:
-    """`ReferencePlanner.relaxed_reachable` for the state in node row 0: can the goal hold without deletes?"""
+    """`ReferencePlanner.relaxed_reachable` for the state in node row 0: can the goal hold without deletes?
+
+    Each tracked fact's reached values are one 64-bit set; a condition can hold when the set meets the
+    condition's precomputed set of satisfying values.
+    """
     for f in range(rx.n_facts):
-        n = rx.n_values[f]
-        base = rx.value_base[f]
-        for v in range(n):
-            sc.reached[t, base + v] = wp.uint8(0)
-        if n > 0:
+        if rx.n_values[f] > 0:
             v0 = field_value(sc.node_state[t, 0, rx.fact_word[f]], rx.fact_shift[f], rx.fact_mask[f])
-            sc.reached[t, base + int(v0)] = wp.uint8(1)
+            sc.reached[t, f] = value_bit(int(v0))
     for _pass in range(rx.total_values + 1):
         grew = int(0)
         for a in range(acts.n_actions):
@@ -257,37 +274,35 @@ def relaxed_reachable(
                     continue
             ok = int(1)
             for q in range(rx.pre_start[a], rx.pre_start[a + 1]):
-                if ok != 0:
-                    if not can_hold(sc, t, rx, rx.pre_fact[q], rx.pre_op[q], rx.pre_k[q]):
+                f = rx.pre_fact[q]
+                if ok != 0 and rx.n_values[f] > 0:
+                    if (sc.reached[t, f] & rx.pre_sat[q]) == wp.uint64(0):
                         ok = 0
             if ok == 0:
                 continue
             for q in range(rx.eff_start[a], rx.eff_start[a + 1]):
                 f = rx.eff_fact[q]
                 n = rx.n_values[f]
-                base = rx.value_base[f]
-                op = rx.eff_op[q]
                 if n > 0:
+                    x = sc.reached[t, f]
+                    y = x
+                    op = rx.eff_op[q]
                     if op == 0:
-                        slot = base + int(rx.eff_value[q])
-                        if sc.reached[t, slot] == wp.uint8(0):
-                            sc.reached[t, slot] = wp.uint8(1)
-                            grew = 1
+                        y = x | value_bit(int(rx.eff_value[q]))
+                    elif op == 1:
+                        y = step_values(x, int(rx.eff_value[q]), n)
                     else:
-                        step = int(rx.eff_value[q])
-                        if op == 2:
-                            step = -step
-                        for v in range(n):
-                            if sc.reached[t, base + v] != wp.uint8(0):
-                                nv = wp.clamp(v + step, 0, n - 1)
-                                if sc.reached[t, base + nv] == wp.uint8(0):
-                                    sc.reached[t, base + nv] = wp.uint8(1)
-                                    grew = 1
+                        y = step_values(x, -int(rx.eff_value[q]), n)
+                    if y != x:
+                        sc.reached[t, f] = y
+                        grew = 1
         if grew == 0:
             break
     for j in range(gt.atom_start[g], gt.atom_start[g + 1]):
-        if not can_hold(sc, t, rx, gt.atom_fact[j], gt.atom_op[j], gt.atom_k[j]):
-            return False
+        f = gt.atom_fact[j]
+        if rx.n_values[f] > 0:
+            if (sc.reached[t, f] & gt.atom_sat[j]) == wp.uint64(0):
+                return False
     return True
 
 

@@ -14,7 +14,7 @@ Scratch per agent (bytes), for W words per state, M = ``max_nodes``, H = the has
     + 4 H        hash table
     + 4 A        this agent's action costs
     + 4 P        cheapest achiever of each action precondition (P preconditions in all)
-    + V          the relaxed reachability check: one byte per value of every fact with at most 64 values
+    + 8 F        the relaxed reachability check: the set of reached values of each fact
     + 4 L + 13   results
 
 At the defaults (M = 1024, L = 32) with W = 1 that is about 46 KB: 100,000 agents in one GPU wave take 4.6 GB;
@@ -48,12 +48,12 @@ def hash_size(max_nodes: int) -> int:
 
 
 def scratch_bytes_per_agent(
-    n_words: int, max_nodes: int, n_actions: int, n_pre: int, max_plan_length: int, relaxed_values: int = 0
+    n_words: int, max_nodes: int, n_actions: int, n_pre: int, max_plan_length: int, n_facts: int = 1
 ) -> int:
     """The formula in the module docstring: device memory one agent's search needs."""
     m = max_nodes
     per_node = 8 * n_words * (m + 1) + 17 * m + 12 * m + 4 * hash_size(m)
-    per_agent = 4 * max(1, n_actions) + 4 * max(1, n_pre) + max(1, relaxed_values)
+    per_agent = 4 * max(1, n_actions) + 4 * max(1, n_pre) + 8 * max(1, n_facts)
     return per_node + per_agent + 4 * max_plan_length + 13
 
 
@@ -271,12 +271,12 @@ class WarpAStarPlanner:
         s.fact_word = self._const(L.word, "int32")
         s.fact_shift = self._const(L.shift, "int32")
         s.fact_mask = self._const(np.array([L.field_mask(f) for f in range(len(L.word))], np.uint64), "uint64")
-        s.value_base = self._const(r.value_base, "int32")
         s.n_values = self._const(r.n_values, "int32")
         s.pre_start = self._const(r.pre_start, "int32")
         s.pre_fact = self._const(r.pre_fact, "int32")
         s.pre_op = self._const(r.pre_op, "int32")
         s.pre_k = self._const(r.pre_k, "uint64")
+        s.pre_sat = self._const(r.pre_sat, "uint64")
         s.eff_start = self._const(r.eff_start, "int32")
         s.eff_fact = self._const(r.eff_fact, "int32")
         s.eff_op = self._const(r.eff_op, "int32")
@@ -302,6 +302,7 @@ class WarpAStarPlanner:
         s.ach_action = self._const(gt.achiever_action, "int32")
         s.max_achieved = self._const(gt.max_achieved, "int32")
         s.atom_fact = self._const(gt.atom_fact, "int32")
+        s.atom_sat = self._const(gt.atom_sat, "uint64")
         if len(self._goal_arrays) > 64:
             self._goal_arrays.clear()
         self._goal_arrays[id(gt)] = (gt, s)
@@ -349,7 +350,7 @@ class WarpAStarPlanner:
             s.table = wp.full((rows, hash_size(m)), -1, dtype=wp.int32, device=dev)
             s.act_cost = wp.empty((rows, max(1, self.tables.n_actions)), dtype=wp.float32, device=dev)
             s.pre_cost = wp.empty((rows, max(1, self.tables.relaxed.n_pre)), dtype=wp.float32, device=dev)
-            s.reached = wp.empty((rows, max(1, self.tables.relaxed.total_values)), dtype=wp.uint8, device=dev)
+            s.reached = wp.empty((rows, max(1, len(self.domain.facts))), dtype=wp.uint64, device=dev)
             self._scratch.put(s)
         self._scratch_rows = rows
 
