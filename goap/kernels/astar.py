@@ -173,6 +173,14 @@ def heap_before(f1: float, h1: float, n1: int, f2: float, h2: float, n2: int) ->
 
 
 @wp.func
+def open_key(g: float, h: float, weight: float, greedy: int) -> float:
+    """f = g + weight * h (A* when weight is 1), or h alone for greedy best-first."""
+    if greedy != 0:
+        return h
+    return g + weight * h
+
+
+@wp.func
 def heap_push(sc: Scratch, t: int, size: int, f: float, h: float, node: int):
     i = size
     for _level in range(32):
@@ -429,6 +437,8 @@ def astar_kernel(n_words: int) -> wp.Kernel:
         max_nodes: int,
         hash_mask: int,
         max_pops: int,
+        weight: float,
+        greedy: int,
         sc: Scratch,
         out: Results,
     ):
@@ -483,7 +493,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
         sc.node_action[t, 0] = -1
         sc.node_closed[t, 0] = wp.uint8(0)
         sc.table[t, find_slot(sc, t, 0, hash_mask)] = 0
-        heap_push(sc, t, 0, 0.0 + h0, h0, 0)
+        heap_push(sc, t, 0, open_key(0.0, h0, weight, greedy), h0, 0)
         heap_size = int(1)
         count = int(1)
         expanded = int(0)
@@ -540,7 +550,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                 if heap_size >= max_nodes:
                     status = STATUS_BUDGET
                     break
-                heap_push(sc, t, heap_size, g_child + h_child, h_child, known)
+                heap_push(sc, t, heap_size, open_key(g_child, h_child, weight, greedy), h_child, known)
                 heap_size += 1
             if status == STATUS_BUDGET:
                 break

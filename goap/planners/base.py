@@ -104,11 +104,13 @@ class Planner(Protocol):
     ) -> PlanBatch: ...
 
 
-def check_options(max_nodes: int, max_plan_length: int) -> None:
+def check_options(max_nodes: int, max_plan_length: int, weight: float = 1.0) -> None:
     if not isinstance(max_nodes, int | np.integer) or not 2 <= max_nodes <= 2**28:
         raise ValueError(f"max_nodes must be an integer in 2..2**28, got {max_nodes!r}")
     if not isinstance(max_plan_length, int | np.integer) or not 1 <= max_plan_length <= 4096:
         raise ValueError(f"max_plan_length must be an integer in 1..4096, got {max_plan_length!r}")
+    if isinstance(weight, bool) or not isinstance(weight, int | float) or not 1.0 <= weight < float("inf"):
+        raise ValueError(f"weight must be a finite number >= 1, got {weight!r}")
 
 
 def check_inputs(
@@ -159,6 +161,8 @@ def check_inputs(
 PLANNERS: dict[str, str] = {
     "reference": "goap.planners.reference:ReferencePlanner",
     "warp": "goap.planners.warp_astar:WarpAStarPlanner",
+    "warp-wastar": "goap.planners.warp_astar:WarpWeightedAStarPlanner",
+    "warp-greedy": "goap.planners.warp_astar:WarpGreedyPlanner",
 }
 
 

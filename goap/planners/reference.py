@@ -15,6 +15,7 @@ The search, which the Warp planner follows step for step:
     c_min the cheapest enabled action (each step fixes at most e conditions and costs at least c_min).
   A condition with no usable achiever gives h = inf: the state is a dead end and is not stored.
 * Open list ordered by (f, h, node id); ties therefore go to the deeper node, then to the older one.
+  f = g + h for A*; g + w * h for weighted A* (``weight``, plans within w x optimal); h for greedy.
   Costs are summed in float32, like the kernels, so both planners order nodes identically.
 * A state's g may improve while it is open: it is pushed again and the stale entry is skipped when popped
   (closed). The goal test happens when a node is popped, so the first goal popped is optimal.
@@ -57,13 +58,24 @@ class ReferencePlanner:
         domain: Domain | DomainTables,
         max_nodes: int = DEFAULT_MAX_NODES,
         max_plan_length: int = DEFAULT_MAX_PLAN_LENGTH,
-        **unused: Any,
+        weight: float = 1.0,
+        greedy: bool = False,
+        device: str | None = None,
     ):
-        check_options(max_nodes, max_plan_length)
+        """``weight`` > 1 orders the open list by g + weight * h (plans cost at most weight x optimal);
+        ``greedy`` orders it by h alone. ``device`` is accepted for a common signature: this planner runs on the
+        host."""
+        check_options(max_nodes, max_plan_length, weight)
         self.tables = domain if isinstance(domain, DomainTables) else encode(domain)
         self.domain = self.tables.domain
         self.max_nodes = int(max_nodes)
         self.max_plan_length = int(max_plan_length)
+        self.weight = float(weight)
+        self.greedy = bool(greedy)
+
+    def order(self, g: float, h: float) -> float:
+        """The open-list key of a node: f = g + weight * h (float32), or h alone when greedy."""
+        return h if self.greedy else f32(g + f32(self.weight * h))
 
     def plan(
         self,
@@ -149,7 +161,7 @@ class ReferencePlanner:
         via: list[int] = [-1]
         closed: list[bool] = [False]
         index: dict[State, int] = {start: 0}
-        open_list: list[tuple[float, float, int]] = [(f32(0.0 + h0), h0, 0)]
+        open_list: list[tuple[float, float, int]] = [(self.order(0.0, h0), h0, 0)]
         expanded = 0
 
         while open_list:
@@ -188,7 +200,7 @@ class ReferencePlanner:
                     g_of[known], parent[known], via[known] = g, node, a
                 if len(open_list) >= self.max_nodes:
                     return Status.BUDGET, math.nan, [], expanded, 0
-                heapq.heappush(open_list, (f32(g + h_of[known]), h_of[known], known))
+                heapq.heappush(open_list, (self.order(g, h_of[known]), h_of[known], known))
         return Status.NO_PLAN, math.nan, [], expanded, 0
 
     def relaxed_reachable(self, start: State, goal: Goal, usable: list[int]) -> bool:

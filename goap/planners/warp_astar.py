@@ -68,6 +68,8 @@ class WarpAStarPlanner:
         threads: CPU worker threads (default: the number of cores).
         chunk_size: agents per CPU launch (default: enough chunks for 4 per thread, 16..512 agents each).
         max_scratch_bytes: on a GPU, the scratch one wave may use (default 4 GiB).
+        weight: order the open list by g + weight * h: plans cost at most weight x optimal, found faster.
+        greedy: order the open list by h alone (greedy best-first): fastest, no bound on the cost.
     """
 
     name = "warp"
@@ -81,8 +83,12 @@ class WarpAStarPlanner:
         threads: int | None = None,
         chunk_size: int | None = None,
         max_scratch_bytes: int = 4 << 30,
+        weight: float = 1.0,
+        greedy: bool = False,
     ):
-        check_options(max_nodes, max_plan_length)
+        check_options(max_nodes, max_plan_length, weight)
+        self.weight = float(weight)
+        self.greedy = bool(greedy)
         wp = init_warp()
         from goap.kernels.astar import astar_kernel
 
@@ -174,7 +180,7 @@ class WarpAStarPlanner:
                 inputs=[
                     d_states, d_goals, common["costs"], common["has_costs"], common["enabled"],
                     common["has_enabled"], common["agent_ids"], common["use_ids"], first, self._acts, gt, self._rx,
-                    self.max_nodes, hash_size(self.max_nodes) - 1, max_pops, sc, results,
+                    self.max_nodes, hash_size(self.max_nodes) - 1, max_pops, self.weight, int(self.greedy), sc, results,
                 ],
                 device=dev,
             )
@@ -379,3 +385,21 @@ def _check_device_inputs(tables: DomainTables, states: Any, goals: Any, costs: A
             raise ValueError(f"{name} must have shape [{n}, {A}], got {x.shape}")
     if agents is not None and len(agents.shape) != 1:
         raise ValueError("agents must be a 1-d array of agent indices")
+
+
+class WarpWeightedAStarPlanner(WarpAStarPlanner):
+    """Weighted A* (registered as ``warp-wastar``): f = g + weight * h, plans within weight x optimal cost."""
+
+    name = "warp-wastar"
+
+    def __init__(self, domain: Domain | DomainTables, weight: float = 2.0, **options: Any):
+        super().__init__(domain, weight=weight, **options)
+
+
+class WarpGreedyPlanner(WarpAStarPlanner):
+    """Greedy best-first search (registered as ``warp-greedy``): expands the lowest h first; no cost bound."""
+
+    name = "warp-greedy"
+
+    def __init__(self, domain: Domain | DomainTables, **options: Any):
+        super().__init__(domain, greedy=True, **options)
