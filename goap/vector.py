@@ -41,10 +41,14 @@ def _rows_hold(
 
 def goals_satisfied(goals: GoalTables, states: np.ndarray) -> np.ndarray:
     """bool[N, G]: whether each goal of the table holds in each agent's state."""
-    n = states.shape[0]
-    out = np.empty((n, goals.n_goals), dtype=bool)
+    out = np.empty((states.shape[0], goals.n_goals), dtype=bool)
+    c = goals.ints
     for g in range(goals.n_goals):
-        out[:, g] = _rows_hold(states, np.full(n, g), goals.mask, goals.value, goals.ints)
+        ok = ((states & goals.mask[g]) == goals.value[g]).all(axis=1)
+        for k in range(c.start[g], c.start[g + 1]):
+            v = (states[:, c.word[k]] >> c.shift[k].astype(_U64)) & c.mask[k]
+            ok &= _holds(v, c.op[k], c.k[k])
+        out[:, g] = ok
     return out
 
 
