@@ -453,17 +453,21 @@ def _parse_fact(name: str, spec: Any) -> Fact:
     return Fact(name=name, kind=INT, min=lo, max=hi, default=fact.parse_value(default, "default"))
 
 
-def _parse_conditions(domain: Domain, spec: Mapping[str, Any], item: str) -> list[Condition]:
+def _parse_per_fact(domain: Domain, spec: Mapping[str, Any], parse: Callable[[Fact, Any], Any]) -> list[Any]:
+    """``{fact: literal}`` parsed fact by fact; errors name the fact as the key path below the item."""
     out = []
     for fname, raw in spec.items():
         if fname not in domain._fact_index:
             raise _ItemError(f"unknown fact '{fname}'", fname)
-        fact = domain.facts[domain._fact_index[fname]]
         try:
-            out.append(_parse_condition(fact, raw))
+            out.append(parse(domain.facts[domain._fact_index[fname]], raw))
         except ValueError as e:
             raise _ItemError(str(e), fname) from None
     return out
+
+
+def _parse_conditions(domain: Domain, spec: Mapping[str, Any], item: str) -> list[Condition]:
+    return _parse_per_fact(domain, spec, _parse_condition)
 
 
 def _parse_condition(fact: Fact, raw: Any) -> Condition:
@@ -487,16 +491,7 @@ def _parse_condition(fact: Fact, raw: Any) -> Condition:
 
 
 def _parse_effects(domain: Domain, spec: Mapping[str, Any]) -> list[Effect]:
-    out = []
-    for fname, raw in spec.items():
-        if fname not in domain._fact_index:
-            raise _ItemError(f"unknown fact '{fname}'", fname)
-        fact = domain.facts[domain._fact_index[fname]]
-        try:
-            out.append(_parse_effect(fact, raw))
-        except ValueError as e:
-            raise _ItemError(str(e), fname) from None
-    return out
+    return _parse_per_fact(domain, spec, _parse_effect)
 
 
 def _parse_effect(fact: Fact, raw: Any) -> Effect:

@@ -25,13 +25,17 @@ def load_domain(path: str | Path) -> Domain:
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise DomainError(f"unknown domain file type '{path.suffix}' (expected .toml or .json)", file=str(path))
+    return loads_domain(read_text(path), fmt=fmt, file=str(path))
+
+
+def read_text(path: Path) -> str:
+    """A UTF-8 text file, or a DomainError naming it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise DomainError("no such file", file=str(path)) from None
     except (OSError, UnicodeDecodeError) as e:
         raise DomainError(f"cannot read: {e}", file=str(path)) from None
-    return loads_domain(text, fmt=fmt, file=str(path))
 
 
 def loads_domain(text: str, fmt: str = "toml", file: str = "<string>") -> Domain:

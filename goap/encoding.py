@@ -287,9 +287,7 @@ def encode_goals(domain: Domain, layout: Layout, goals: Sequence[Goal]) -> GoalT
             achiever_rows.append(row)
             per_action[row] += 1
         max_achieved.append(int(per_action.max(initial=0)))
-    starts = np.zeros(len(achiever_rows) + 1, dtype=np.int32)
-    starts[1:] = np.cumsum([len(r) for r in achiever_rows])
-    flat = np.array([a for r in achiever_rows for a in r], dtype=np.int32)
+    starts, flat = _csr([[(a,) for a in r] for r in achiever_rows], (np.int32,))
     return GoalTables(
         goals=tuple(goals),
         mask=mask,
@@ -317,34 +315,22 @@ def _relaxed_tables(domain: Domain, layout: Layout) -> RelaxedTables:
             for e in action.effects
         ])
 
-    def csr(rows: list[list[tuple[int, int, int]]], kdtype: type) -> tuple[np.ndarray, ...]:
-        start = np.zeros(len(rows) + 1, dtype=np.int32)
-        start[1:] = np.cumsum([len(r) for r in rows])
-        items = [it for r in rows for it in r]
-        return (
-            start,
-            np.array([i[0] for i in items], dtype=np.int32),
-            np.array([i[1] for i in items], dtype=np.int32),
-            np.array([i[2] for i in items], dtype=kdtype),
-        )
-
-    ps, pf, po, pk = csr(pre, np.uint64)
-    es, ef, eo, ev = csr(eff, np.int64)
+    ps, pf, po, pk = _csr(pre, (np.int32, np.int32, np.uint64))
+    es, ef, eo, ev = _csr(eff, (np.int32, np.int32, np.int64))
     touching: dict[str, list[int]] = {}
     for a, action in enumerate(domain.actions):
         for e in action.effects:
             touching.setdefault(e.fact, []).append(a)
     rows = [
-        [b for b in touching.get(c.fact, []) if achieves(domain.actions[b], c)]
+        [(b,) for b in touching.get(c.fact, []) if achieves(domain.actions[b], c)]
         for action in domain.actions
         for c in action.pre
     ]
-    ach_start = np.zeros(len(rows) + 1, dtype=np.int32)
-    ach_start[1:] = np.cumsum([len(r) for r in rows])
+    ach_start, ach_action = _csr(rows, (np.int32,))
     return RelaxedTables(
         n_values=n_values, pre_start=ps, pre_fact=pf, pre_op=po, pre_k=pk,
         eff_start=es, eff_fact=ef, eff_op=eo, eff_value=ev,
-        pre_ach_start=ach_start, pre_ach_action=np.array([b for r in rows for b in r], dtype=np.int32),
+        pre_ach_start=ach_start, pre_ach_action=ach_action,
         pre_sat=np.array([satisfying_values(domain, c) for a in domain.actions for c in a.pre], dtype=np.uint64),
     )
 
@@ -387,29 +373,17 @@ def _fold_conditions(
     return rest
 
 
-def _cond_list(rows: list[list[tuple[int, int, int, int, int]]]) -> CondList:
+def _csr(rows: list[list[tuple]], dtypes: tuple[type, ...]) -> tuple[np.ndarray, ...]:
+    """Row starts (int32[R + 1]) and one array per tuple field, for rows of equal-length tuples."""
     start = np.zeros(len(rows) + 1, dtype=np.int32)
     start[1:] = np.cumsum([len(r) for r in rows])
     items = [it for r in rows for it in r]
-    return CondList(
-        start=start,
-        word=np.array([i[0] for i in items], dtype=np.int32),
-        shift=np.array([i[1] for i in items], dtype=np.int32),
-        mask=np.array([i[2] for i in items], dtype=np.uint64),
-        op=np.array([i[3] for i in items], dtype=np.int32),
-        k=np.array([i[4] for i in items], dtype=np.uint64),
-    )
+    return (start, *(np.array([i[c] for i in items], dtype=dt) for c, dt in enumerate(dtypes)))
+
+
+def _cond_list(rows: list[list[tuple[int, int, int, int, int]]]) -> CondList:
+    return CondList(*_csr(rows, (np.int32, np.int32, np.uint64, np.int32, np.uint64)))
 
 
 def _step_list(rows: list[list[tuple[int, int, int, int, int]]]) -> StepList:
-    start = np.zeros(len(rows) + 1, dtype=np.int32)
-    start[1:] = np.cumsum([len(r) for r in rows])
-    items = [it for r in rows for it in r]
-    return StepList(
-        start=start,
-        word=np.array([i[0] for i in items], dtype=np.int32),
-        shift=np.array([i[1] for i in items], dtype=np.int32),
-        mask=np.array([i[2] for i in items], dtype=np.uint64),
-        delta=np.array([i[3] for i in items], dtype=np.int64),
-        hi=np.array([i[4] for i in items], dtype=np.uint64),
-    )
+    return StepList(*_csr(rows, (np.int32, np.int32, np.uint64, np.int64, np.uint64)))

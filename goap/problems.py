@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from goap.domain import Domain, DomainError, Goal
+from goap.domain_file import read_text
 from goap.encoding import DomainTables, GoalTables
 
 
@@ -31,13 +32,7 @@ class ProblemSet:
 
 def load_problems(path: str | Path, tables: DomainTables) -> ProblemSet:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DomainError("no such file", file=str(path)) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise DomainError(f"cannot read: {e}", file=str(path)) from None
-    return parse_problems(text, tables, file=str(path))
+    return parse_problems(read_text(path), tables, file=str(path))
 
 
 def parse_problems(text: str, tables: DomainTables, file: str = "<problems>") -> ProblemSet:
