@@ -86,6 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", metavar="FILE", help="write the summary as one JSON object")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
 
+    try:
+        from viewer.app import add_arguments as add_view_arguments  # argparse only: pygame loads when run
+    except ImportError:
+        add_view_arguments = None
+    if add_view_arguments is not None:
+        add_view_arguments(sub.add_parser("view", help="watch a world's agents live in a window; inspect one"))
+
     sub.add_parser("planners", help="list the registered planners")
     return p
 
@@ -280,6 +287,15 @@ def _write_json(path: str, obj: Any) -> None:
         raise CliError(f"cannot write {path}: {e}") from None
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    from viewer.app import ViewerUnavailable, run
+
+    try:
+        return run(args)
+    except ViewerUnavailable as e:
+        raise CliError(str(e)) from None
+
+
 def cmd_planners(args: argparse.Namespace) -> int:
     for name, target in sorted(PLANNERS.items()):
         print(f"{name:12s} {target}")
@@ -287,7 +303,8 @@ def cmd_planners(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {
-    "validate": cmd_validate, "describe": cmd_describe, "solve": cmd_solve, "run": cmd_run, "planners": cmd_planners,
+    "validate": cmd_validate, "describe": cmd_describe, "solve": cmd_solve, "run": cmd_run, "view": cmd_view,
+    "planners": cmd_planners,
 }
 
 

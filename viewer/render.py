@@ -1,0 +1,562 @@
+"""Drawing with pygame: the map (background, sites, agents in bulk), the legend, the HUD and the inspector.
+
+Imported only once pygame is known to be there (`viewer.app` checks first). Agents are drawn without a
+Python call per agent: their screen positions are computed with numpy and small stamps (an outline ring,
+then a core in the action's colour) are written into the map surface through ``surfarray.pixels2d``, one
+fancy-indexed assignment per stamp pixel for all agents at once. The background (terrain, walls, sites) is
+cached per camera position and only rebuilt when the view moves.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pygame
+
+from goap.runtime import STAGES
+from viewer.palette import DEAD, IDLE, OUTLINE, action_colours
+from viewer.sim import Snapshot
+from viewer.worlds import TEAM_COLOURS, GenericView, SiteGroup
+
+BG = (24, 26, 30)
+PANEL = (32, 35, 41)
+PANEL_EDGE = (62, 66, 76)
+TEXT = (225, 228, 235)
+STYLE_COLOURS = {
+    "title": (255, 255, 255),
+    "header": (140, 200, 255),
+    "text": (215, 218, 225),
+    "fact": (190, 196, 205),
+    "goal": (215, 218, 225),
+    "goal_current": (255, 225, 90),
+    "dim": (120, 125, 135),
+    "step_done": (110, 150, 110),
+    "step_current": (255, 225, 90),
+    "step_todo": (215, 218, 225),
+    "warn": (255, 140, 110),
+}
+SELECT = (255, 255, 255)
+TARGET = (255, 230, 80)
+
+HELP = (
+    ("Space", "pause / resume"),
+    ("Right", "one tick (while paused)"),
+    ("+ / -", "sim speed"),
+    ("Wheel", "zoom at the mouse"),
+    ("Drag", "pan the map"),
+    ("Click", "select the nearest agent"),
+    ("Tab", "next agent (Shift: previous)"),
+    ("F", "follow the selected agent"),
+    ("Home / 0", "fit the map to the window"),
+    ("H", "this help"),
+    ("Esc", "quit"),
+)
+
+
+class Camera:
+    """Maps world units to map-surface pixels: ``pixel = (world - origin) * scale``."""
+
+    def __init__(self, world_size: tuple[float, float], view_size: tuple[int, int]):
+        self.ww, self.wh = max(world_size[0], 1e-6), max(world_size[1], 1e-6)
+        self.vw, self.vh = max(1, view_size[0]), max(1, view_size[1])
+        self.scale, self.ox, self.oy = 1.0, 0.0, 0.0
+        self.fit()
+
+    def fit(self) -> None:
+        """Show the whole world, centred."""
+        self.scale = 0.98 * min(self.vw / self.ww, self.vh / self.wh)
+        self.center_on(self.ww / 2, self.wh / 2)
+
+    def resize(self, view_size: tuple[int, int]) -> None:
+        """Keep the world point at the centre where it was when the window changes size."""
+        cx, cy = self.to_world(self.vw / 2, self.vh / 2)
+        fit = self.scale <= 0.99 * min(self.vw / self.ww, self.vh / self.wh)
+        self.vw, self.vh = max(1, view_size[0]), max(1, view_size[1])
+        if fit:
+            self.fit()
+        else:
+            self.center_on(cx, cy)
+
+    def center_on(self, x: float, y: float) -> None:
+        self.ox = x - self.vw / 2 / self.scale
+        self.oy = y - self.vh / 2 / self.scale
+
+    def zoom_at(self, factor: float, px: float, py: float) -> None:
+        """Zoom by ``factor`` keeping the world point under pixel (px, py) in place."""
+        wx, wy = self.to_world(px, py)
+        lo = 0.3 * min(self.vw / self.ww, self.vh / self.wh)
+        self.scale = float(np.clip(self.scale * factor, lo, 80.0))
+        self.ox, self.oy = wx - px / self.scale, wy - py / self.scale
+
+    def pan(self, dx: float, dy: float) -> None:
+        self.ox -= dx / self.scale
+        self.oy -= dy / self.scale
+
+    def to_screen(self, points: np.ndarray) -> np.ndarray:
+        """float [N, 2] map-surface pixels of world points [N, 2]."""
+        return (np.asarray(points, np.float32) - np.array([self.ox, self.oy], np.float32)) * np.float32(self.scale)
+
+    def to_world(self, px: float, py: float) -> tuple[float, float]:
+        return self.ox + px / self.scale, self.oy + py / self.scale
+
+    def key(self) -> tuple[float, int, int, int, int]:
+        return (round(self.scale, 5), round(self.ox * self.scale), round(self.oy * self.scale), self.vw, self.vh)
+
+
+def _offsets(shape: str, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """(core, outline) pixel offsets [K, 2] of an agent stamp of radius r."""
+    d = np.arange(-r - 1, r + 2)
+    dx, dy = (a.ravel() for a in np.meshgrid(d, d, indexing="ij"))
+    if shape == "diamond":
+        m = np.abs(dx) + np.abs(dy)
+        core, ring = m <= r, m == r + 1
+    else:
+        m = np.maximum(np.abs(dx), np.abs(dy))
+        core, ring = m <= r - 1, m == r
+    return np.stack([dx[core], dy[core]], 1), np.stack([dx[ring], dy[ring]], 1)
+
+
+@dataclass
+class Layout:
+    """Where things go in the window: the legend (left), the map (middle), the HUD and inspector (right)."""
+
+    legend: pygame.Rect
+    map: pygame.Rect
+    panel: pygame.Rect
+
+    @staticmethod
+    def for_size(w: int, h: int) -> Layout:
+        legend_w = int(np.clip(w * 0.14, 170, 210)) if w >= 900 else 0
+        panel_w = int(np.clip(w * 0.29, 300, 400)) if w >= 600 else 0
+        map_w = max(1, w - legend_w - panel_w)
+        return Layout(pygame.Rect(0, 0, legend_w, h), pygame.Rect(legend_w, 0, map_w, h),
+                      pygame.Rect(legend_w + map_w, 0, panel_w, h))
+
+
+@dataclass
+class UiState:
+    """What the controller tells the renderer besides the snapshot."""
+
+    paused: bool = False
+    follow: bool = False
+    show_help: bool = False
+    frame_ms: float = 0.0
+    target_tps: float = 20.0
+    threaded: bool = True  # the sim runs on its own thread (else: one tick per frame)
+    agents: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _font(size: int, mono: bool) -> pygame.font.Font:
+    """DejaVu when the system has it (clear at small sizes), pygame's bundled font otherwise."""
+    names = ("dejavusansmono", "liberationmono", "menlo", "consolas") if mono else ("dejavusans", "liberationsans",
+                                                                                      "arial", "helvetica")
+    for name in names:
+        path = pygame.font.match_font(name)
+        if path:
+            return pygame.font.Font(path, size)
+    return pygame.font.Font(None, size + 4)
+
+
+class Renderer:
+    """Draws one frame from a `Snapshot`; holds the caches (background, stamps, text) between frames."""
+
+    def __init__(self, view: GenericView, action_names: list[str], size: tuple[int, int]):
+        self.view = view
+        self.action_names = list(action_names)
+        self.colours = action_colours(self.action_names)  # [A + 1, 3], last row idle
+        self.font = _font(13, mono=True)
+        self.font_tight = _font(11, mono=True)  # the inspector falls back to it when a long plan would not fit
+        self.small = _font(12, mono=False)
+        self.bold = _font(15, mono=False)
+        self.bold.set_bold(True)
+        self.line = self.font.get_linesize() + 1
+        self.layout = Layout.for_size(*size)
+        self.layout_size = tuple(size)
+        self.map_surf = pygame.Surface(self.layout.map.size, 0, 32)
+        self._bg: pygame.Surface | None = None
+        self._bg_key: tuple | None = None
+        self._text: dict[tuple[str, int, tuple[int, int, int]], pygame.Surface] = {}
+        self._stamps: dict[tuple[int, int], pygame.Surface] = {}
+        bg = view.background()
+        self.terrain = pygame.surfarray.make_surface(np.ascontiguousarray(bg.transpose(1, 0, 2))) if bg is not None \
+            else None
+        self.sites = view.sites()
+        self.walls = view.walls()
+        self.last_radius = 2
+
+    # --- geometry ---------------------------------------------------------------------------------------------
+    def resize(self, size: tuple[int, int]) -> None:
+        self.layout = Layout.for_size(*size)
+        self.layout_size = tuple(size)
+        self.map_surf = pygame.Surface(self.layout.map.size, 0, 32)
+        self._bg_key = None
+
+    def agent_radius(self, camera: Camera) -> int:
+        """Agents grow with zoom, from 5x5 pixels (a 3x3 core) up to 13x13."""
+        return int(np.clip(round(camera.scale * 0.3), 2, 6))
+
+    def agent_colour(self, action: int) -> tuple[int, int, int]:
+        """The colour an agent doing ``action`` (-1: idle) is drawn in."""
+        return tuple(int(c) for c in self.colours[action])  # type: ignore[return-value]
+
+    # --- text -------------------------------------------------------------------------------------------------
+    def text(self, s: str, colour: tuple[int, int, int] = TEXT, font: pygame.font.Font | None = None) -> pygame.Surface:
+        font = font or self.font
+        key = (s, id(font), colour)
+        surf = self._text.get(key)
+        if surf is None:
+            if len(self._text) > 4000:
+                self._text.clear()
+            surf = self._text[key] = font.render(s, True, colour)
+        return surf
+
+    # --- the frame --------------------------------------------------------------------------------------------
+    def draw(self, screen: pygame.Surface, snap: Snapshot, camera: Camera, ui: UiState) -> None:
+        screen.fill(BG)
+        self._draw_map(snap, camera, ui)
+        screen.blit(self.map_surf, self.layout.map.topleft)
+        if self.layout.legend.width:
+            self._draw_legend(screen, snap)
+        if self.layout.panel.width:
+            self._draw_panel(screen, snap, ui)
+        if ui.show_help:
+            self._draw_help(screen)
+
+    def _draw_map(self, snap: Snapshot, camera: Camera, ui: UiState) -> None:
+        key = camera.key()
+        if self._bg is None or self._bg_key != key or self._bg.get_size() != self.map_surf.get_size():
+            self._bg = self._build_background(camera)
+            self._bg_key = key
+        surf = self.map_surf
+        surf.blit(self._bg, (0, 0))
+        self._draw_agents(surf, snap, camera)
+        if snap.selected >= 0 and snap.selected < len(snap.positions):
+            self._draw_selection(surf, snap, camera)
+        hint = "PAUSED  (Space: resume, Right: step)" if ui.paused else "H: help"
+        t = self.text(hint, (255, 225, 90) if ui.paused else (200, 200, 200), self.small)
+        box = pygame.Rect(6, surf.get_height() - t.get_height() - 10, t.get_width() + 10, t.get_height() + 6)
+        pygame.draw.rect(surf, (0, 0, 0), box, border_radius=3)
+        surf.blit(t, (box.x + 5, box.y + 3))
+
+    def _build_background(self, camera: Camera) -> pygame.Surface:
+        surf = pygame.Surface(self.map_surf.get_size(), 0, 32)
+        surf.fill(BG)
+        s = camera.scale
+        ww, wh = camera.ww, camera.wh
+        if self.terrain is not None:
+            tw, th = self.terrain.get_size()
+            x0, y0 = max(0, math.floor(camera.ox)), max(0, math.floor(camera.oy))
+            x1 = min(tw, math.ceil(camera.ox + camera.vw / s))
+            y1 = min(th, math.ceil(camera.oy + camera.vh / s))
+            if x1 > x0 and y1 > y0:
+                px0, py0 = round((x0 - camera.ox) * s), round((y0 - camera.oy) * s)
+                px1, py1 = round((x1 - camera.ox) * s), round((y1 - camera.oy) * s)
+                sub = self.terrain.subsurface((x0, y0, x1 - x0, y1 - y0))
+                surf.blit(pygame.transform.scale(sub, (max(1, px1 - px0), max(1, py1 - py0))), (px0, py0))
+        else:
+            (ax, ay), (bx, by) = camera.to_screen(np.array([[0.0, 0.0], [ww, wh]]))
+            pygame.draw.rect(surf, self.view.floor, pygame.Rect(round(ax), round(ay), round(bx - ax), round(by - ay)))
+            # a faint grid every 10 world units helps judge distances in an empty arena
+            step = 10.0
+            for gx in np.arange(step, ww, step):
+                x = round((gx - camera.ox) * s)
+                pygame.draw.line(surf, tuple(c + 8 for c in self.view.floor), (x, round(ay)), (x, round(by)))
+            for gy in np.arange(step, wh, step):
+                y = round((gy - camera.oy) * s)
+                pygame.draw.line(surf, tuple(c + 8 for c in self.view.floor), (round(ax), y), (round(bx), y))
+        if len(self.walls):
+            a = camera.to_screen(self.walls[:, :2])
+            b = camera.to_screen(self.walls[:, 2:])
+            for (x0, y0), (x1, y1) in zip(a.tolist(), b.tolist(), strict=True):
+                r = pygame.Rect(round(x0), round(y0), max(1, round(x1 - x0)), max(1, round(y1 - y0)))
+                pygame.draw.rect(surf, (128, 124, 116), r)
+                pygame.draw.rect(surf, (200, 196, 186), r, 1)
+        for group in self.sites:
+            self._blit_sites(surf, group, camera)
+        return surf
+
+    def _site_px(self, group: SiteGroup, camera: Camera) -> int:
+        return int(np.clip(round(group.size * camera.scale), 3, 40))
+
+    def stamp(self, group: SiteGroup, px: int) -> pygame.Surface:
+        """The icon of a site group at ``px`` pixels (cached)."""
+        key = (id(group), px)
+        surf = self._stamps.get(key)
+        if surf is not None:
+            return surf
+        surf = pygame.Surface((px, px), pygame.SRCALPHA)
+        c = group.colour
+        dark = tuple(max(0, int(v * 0.45)) for v in c)
+        edge = px >= 6
+        r = pygame.Rect(0, 0, px, px)
+        if group.shape == "circle":
+            pygame.draw.circle(surf, c, (px / 2, px / 2), px / 2)
+            if edge:
+                pygame.draw.circle(surf, dark, (px / 2, px / 2), px / 2, 1)
+        elif group.shape == "ring":
+            pygame.draw.circle(surf, c, (px / 2, px / 2), px / 2, max(1, px // 4))
+        elif group.shape == "diamond":
+            pts = [(px / 2, 0), (px - 1, px / 2), (px / 2, px - 1), (0, px / 2)]
+            pygame.draw.polygon(surf, c, pts)
+            if edge:
+                pygame.draw.polygon(surf, dark, pts, 1)
+        elif group.shape == "triangle":
+            pts = [(px / 2, 0), (px - 1, px - 1), (0, px - 1)]
+            pygame.draw.polygon(surf, c, pts)
+            if edge:
+                pygame.draw.polygon(surf, (230, 230, 240), pts, 1)
+        elif group.shape == "house":
+            roof = max(1, px // 3)
+            pygame.draw.rect(surf, c, pygame.Rect(1 if edge else 0, roof, px - (2 if edge else 0), px - roof))
+            pygame.draw.polygon(surf, (150, 40, 40), [(px / 2, 0), (px - 1, roof), (0, roof)])
+        else:
+            pygame.draw.rect(surf, c, r)
+            if edge:
+                pygame.draw.rect(surf, dark, r, 1)
+        if group.letter and px >= 12:
+            t = self.small.render(group.letter, True, (255, 255, 255))
+            surf.blit(t, t.get_rect(center=(px / 2, px / 2 + (2 if group.shape == "triangle" else 0))))
+        self._stamps[key] = surf
+        return surf
+
+    def _blit_sites(self, surf: pygame.Surface, group: SiteGroup, camera: Camera) -> None:
+        if not len(group.points):
+            return
+        px = self._site_px(group, camera)
+        stamp = self.stamp(group, px)
+        xy = np.floor(camera.to_screen(group.points) - px / 2).astype(np.int32)
+        w, h = surf.get_size()
+        vis = (xy[:, 0] > -px) & (xy[:, 0] < w) & (xy[:, 1] > -px) & (xy[:, 1] < h)
+        surf.fblits([(stamp, p) for p in xy[vis].tolist()])
+
+    def _draw_agents(self, surf: pygame.Surface, snap: Snapshot, camera: Camera) -> None:
+        n = len(snap.positions)
+        if not n:
+            return
+        r = self.last_radius = self.agent_radius(camera)
+        xy = camera.to_screen(snap.positions)
+        ok = np.isfinite(xy).all(axis=1)
+        xy = np.where(ok[:, None], xy, -1e6)
+        x, y = np.floor(xy[:, 0]).astype(np.int64), np.floor(xy[:, 1]).astype(np.int64)
+        w, h = surf.get_size()
+        pad = r + 2
+        inside = ok & (x >= pad) & (x < w - pad) & (y >= pad) & (y < h - pad)
+        mapped = np.array([surf.map_rgb(tuple(int(v) for v in c)) for c in self.colours], dtype=np.int64)
+        col = mapped[np.clip(snap.action, -1, len(self.colours) - 2)]
+        outline = np.full(n, surf.map_rgb(OUTLINE), dtype=np.int64)
+        alive = snap.arrays.get("alive")
+        team = snap.arrays.get("team")
+        if alive is not None and len(alive) == n:
+            col = np.where(alive, col, surf.map_rgb(DEAD))
+        shape = np.zeros(n, dtype=np.int8)  # 0 square, 1 diamond
+        if self.view.team_shapes and team is not None and len(team) == n:
+            shape = (team % 2).astype(np.int8)
+            team_out = np.array([surf.map_rgb(tuple(int(v * 0.8) for v in c)) for c in TEAM_COLOURS], np.int64)
+            outline = team_out[team % 2]
+            if alive is not None and len(alive) == n:
+                outline = np.where(alive, outline, surf.map_rgb(OUTLINE))
+        pix = pygame.surfarray.pixels2d(surf)
+        try:
+            stamps = [(s, *_offsets("diamond" if s else "square", r)) for s in (0, 1)]
+            groups = [np.flatnonzero(inside & (shape == s)) for s in (0, 1)]
+            for (_, _, ring), idx in zip(stamps, groups, strict=True):  # every outline first, then every core
+                if len(idx):
+                    xs, ys, oc = x[idx], y[idx], outline[idx].astype(pix.dtype)
+                    for dx, dy in ring:
+                        pix[xs + dx, ys + dy] = oc
+            for (_, core, _), idx in zip(stamps, groups, strict=True):
+                if len(idx):
+                    xs, ys, cc = x[idx], y[idx], col[idx].astype(pix.dtype)
+                    for dx, dy in core:
+                        pix[xs + dx, ys + dy] = cc
+        finally:
+            del pix
+
+    def _draw_selection(self, surf: pygame.Surface, snap: Snapshot, camera: Camera) -> None:
+        i = snap.selected
+        p = camera.to_screen(snap.positions[i : i + 1])[0]
+        if not np.isfinite(p).all():
+            return
+        px, py = float(p[0]), float(p[1])
+        if snap.target is not None:
+            t = camera.to_screen(np.array([snap.target]))[0]
+            tx, ty = float(t[0]), float(t[1])
+            pygame.draw.line(surf, (0, 0, 0), (px + 1, py + 1), (tx + 1, ty + 1), 3)
+            pygame.draw.line(surf, TARGET, (px, py), (tx, ty), 2)
+            pygame.draw.circle(surf, TARGET, (tx, ty), 5, 2)
+        rad = self.last_radius + 6
+        pygame.draw.circle(surf, (0, 0, 0), (px, py), rad + 1, 3)
+        pygame.draw.circle(surf, SELECT, (px, py), rad, 2)
+
+    # --- panels -----------------------------------------------------------------------------------------------
+    def _draw_legend(self, screen: pygame.Surface, snap: Snapshot) -> None:
+        rect = self.layout.legend
+        pygame.draw.rect(screen, PANEL, rect)
+        pygame.draw.line(screen, PANEL_EDGE, rect.topright, rect.bottomright)
+        x, y = rect.x + 10, 8
+        screen.blit(self.text(f"{self.view.name}", (255, 255, 255), self.bold), (x, y))
+        y += self.bold.get_linesize() + 4
+        alive = snap.arrays.get("alive")
+        if alive is None or len(alive) != len(snap.action):
+            alive = np.ones(len(snap.action), dtype=bool)
+        dead = int((~alive).sum())
+        # Count the living only: an agent can die holding an action, and is drawn (and counted) as dead.
+        acting = np.clip(snap.action[alive], -1, len(self.colours) - 2) + 1
+        counts = np.bincount(acting, minlength=len(self.colours))
+        screen.blit(self.text("Actions (agents)", STYLE_COLOURS["header"], self.small), (x, y))
+        y += self.small.get_linesize() + 2
+        rows = [(name, tuple(int(v) for v in self.colours[a]), int(counts[a + 1]))
+                for a, name in enumerate(self.action_names)]
+        rows.append(("idle", IDLE, int(counts[0])))
+        if dead:
+            rows.append(("dead", DEAD, dead))
+        lh = self.small.get_linesize()
+        bottom_reserve = (len(self.sites) + 4) * lh
+        for name, colour, count in rows:
+            if y + lh > rect.bottom - bottom_reserve:
+                screen.blit(self.text("...", TEXT, self.small), (x, y))
+                y += lh
+                break
+            sw = pygame.Rect(x, y + lh // 2 - 4, 9, 9)
+            pygame.draw.rect(screen, colour, sw)
+            pygame.draw.rect(screen, OUTLINE, sw, 1)
+            dim = count == 0
+            screen.blit(self.text(name, STYLE_COLOURS["dim"] if dim else TEXT, self.small), (x + 15, y))
+            c = self.text(str(count), STYLE_COLOURS["dim"] if dim else (170, 175, 185), self.small)
+            screen.blit(c, (rect.right - 10 - c.get_width(), y))
+            y += lh
+        y += 6
+        if self.view.team_shapes:
+            screen.blit(self.text("Teams", STYLE_COLOURS["header"], self.small), (x, y))
+            y += lh + 2
+            for t, shape in ((0, "square"), (1, "diamond")):
+                core, ring = _offsets(shape, 3)
+                edge = tuple(int(v * 0.8) for v in TEAM_COLOURS[t])
+                for offsets, colour in ((ring, edge), (core, IDLE)):
+                    for dx, dy in offsets:
+                        screen.set_at((x + 5 + int(dx), y + lh // 2 + int(dy)), colour)
+                screen.blit(self.text(f"team {t}: {shape}, outlined", TEXT, self.small), (x + 15, y))
+                y += lh
+            y += 6
+        if self.sites:
+            screen.blit(self.text("Sites", STYLE_COLOURS["header"], self.small), (x, y))
+            y += lh + 2
+            for group in self.sites:
+                if y + lh > rect.bottom:
+                    break
+                icon = self.stamp(group, 13 if group.letter else 11)
+                screen.blit(icon, (x - 1, y + (lh - icon.get_height()) // 2))
+                screen.blit(self.text(group.label, TEXT, self.small), (x + 15, y))
+                y += lh
+
+    def _draw_panel(self, screen: pygame.Surface, snap: Snapshot, ui: UiState) -> None:
+        rect = self.layout.panel
+        pygame.draw.rect(screen, PANEL, rect)
+        pygame.draw.line(screen, PANEL_EDGE, rect.topleft, rect.bottomleft)
+        x, y = rect.x + 12, 8
+        lh = self.line
+        if ui.paused:
+            state = "PAUSED"
+        elif not ui.threaded:
+            state = "1 tick per frame"
+        else:
+            state = "max speed" if ui.target_tps <= 0 else f"target {ui.target_tps:g}/s"
+        screen.blit(self.text(f"{ui.agents} agents   {state}", (255, 255, 255), self.bold), (x, y))
+        y += self.bold.get_linesize() + 4
+        st = snap.stats
+        lines = [
+            f"tick {snap.tick:<8d} {snap.ticks_per_second:6.1f} ticks/s",
+            f"frame {ui.frame_ms:6.1f} ms   tick {snap.tick_ms:6.1f} ms",
+        ]
+        if st is not None:
+            ms = st.ms
+            parts = [f"{s} {ms.get(s, 0.0):.1f}" for s in STAGES]
+            lines.append("ms: " + "  ".join(parts[:3]))
+            lines.append("    " + "  ".join(parts[3:]))
+            ev = st.events
+            lines.append(f"plans this tick {ev.get('plans_made', 0):<6d} failed {ev.get('plans_failed', 0)}")
+        lines.append(f"waiting for a plan {snap.waiting}")
+        for s in lines:
+            screen.blit(self.text(s), (x, y))
+            y += lh
+        if snap.score:
+            items = [(k, v) for k, v in snap.score.items()]
+            width = (rect.width - 24) // 2
+            for k, (name, v) in enumerate(items):
+                val = f"{v:.0f}" if float(v).is_integer() and abs(v) < 1e9 else f"{v:.2f}"
+                label = name.replace("goals_achieved_per_agent_minute", "goals/agent/min").replace("_", " ")
+                cx = x + (k % 2) * width
+                room = max(4, (width - 8) // max(1, self.font.size("x")[0]) - len(val) - 1)
+                t = self.text(f"{label[:room]:<{room}} {val}", (170, 175, 185))
+                screen.blit(t, (cx, y))
+                if k % 2 == 1 or k == len(items) - 1:
+                    y += lh
+        y += 4
+        pygame.draw.line(screen, PANEL_EDGE, (rect.x + 6, y), (rect.right - 6, y))
+        y += 6
+        if snap.selected < 0:
+            for s in ("No agent selected.", "", "Click an agent on the map,", "or press Tab for the next one."):
+                screen.blit(self.text(s, STYLE_COLOURS["dim"]), (x, y))
+                y += lh
+            return
+        self._draw_inspector(screen, snap.inspector, x, y, rect)
+
+    def _draw_inspector(self, screen: pygame.Surface, lines: list[tuple[str, str]], x: int, y: int,
+                        rect: pygame.Rect) -> None:
+        font, lh = self.font, self.line
+        n_facts = sum(1 for _, style in lines if style == "fact")
+        rows = len(lines) - n_facts + -(-n_facts // 2)
+        if y + rows * lh + 12 > rect.bottom:
+            font = self.font_tight
+            lh = font.get_linesize() + 1
+        col_w = (rect.width - 24) // 2
+        k = 0
+        while k < len(lines) and y + lh <= rect.bottom:
+            text, style = lines[k]
+            colour = STYLE_COLOURS.get(style, TEXT)
+            if style == "fact":  # facts flow in two columns
+                facts = []
+                while k < len(lines) and lines[k][1] == "fact":
+                    facts.append(lines[k][0])
+                    k += 1
+                rows = -(-len(facts) // 2)
+                for j, f in enumerate(facts):
+                    fy = y + (j % rows) * lh
+                    if fy + lh <= rect.bottom:
+                        name, _, value = f.partition("=")
+                        t1 = self.text(name, colour, font)
+                        fx = x + (j // rows) * col_w
+                        screen.blit(t1, (fx, fy))
+                        screen.blit(self.text("=" + value, (255, 255, 255), font), (fx + t1.get_width(), fy))
+                y += rows * lh
+                continue
+            if style in ("header", "title"):
+                y += 3
+            if style in ("step_current", "goal_current"):
+                bar = pygame.Rect(rect.x + 6, y - 1, rect.width - 12, lh)
+                pygame.draw.rect(screen, (70, 64, 36), bar, border_radius=2)
+            screen.blit(self.text(text, colour, self.bold if style == "title" else font), (x, y))
+            y += (self.bold.get_linesize() + 1) if style == "title" else lh
+            k += 1
+
+    def _draw_help(self, screen: pygame.Surface) -> None:
+        m = self.layout.map
+        lh = self.line + 3
+        w, h = 420, lh * (len(HELP) + 2) + 16
+        box = pygame.Rect(0, 0, w, h)
+        box.center = m.center
+        overlay = pygame.Surface(box.size, pygame.SRCALPHA)
+        overlay.fill((10, 12, 16, 225))
+        screen.blit(overlay, box.topleft)
+        pygame.draw.rect(screen, PANEL_EDGE, box, 1, border_radius=4)
+        y = box.y + 10
+        screen.blit(self.text("Keys", (255, 255, 255), self.bold), (box.x + 16, y))
+        y += lh + 4
+        for key, what in HELP:
+            screen.blit(self.text(key, (255, 225, 90)), (box.x + 16, y))
+            screen.blit(self.text(what), (box.x + 130, y))
+            y += lh
