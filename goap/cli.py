@@ -84,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="most agents planned per tick (default: a tenth of the agents, at least 256)")
     r.add_argument("--warmup", type=_non_negative_int, default=30, help="ticks left out of the timing summary")
     r.add_argument("--json", metavar="FILE", help="write the summary as one JSON object")
+    r.add_argument("--log-outcomes", metavar="FILE",
+                   help="record every planning call and what followed (.npz; appended when the file exists)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
 
     try:
@@ -215,6 +217,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         world.domain, args.agents, world=world, planner=args.planner, device=args.device,
         plan_budget=budget, seed=args.seed,
     )
+    log = brain.record_outcomes() if args.log_outcomes else None
     progress = not args.quiet and sys.stderr.isatty()
     t0 = time.perf_counter()
     interrupted = False
@@ -249,6 +252,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     _print_run(result)
     if args.json:
         _write_json(args.json, result)
+    if log is not None:
+        try:
+            log.save(args.log_outcomes, append=True)
+        except OSError as e:
+            raise CliError(f"cannot write {args.log_outcomes}: {e}") from None
+        print(f"outcomes: {len(log)} planning calls logged to {args.log_outcomes}")
     return 130 if interrupted else 0
 
 

@@ -24,6 +24,7 @@ import io
 import json
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,8 @@ from typing import Any
 import numpy as np
 
 from goap.domain import Domain
-from goap.encoding import DomainTables, encode
+from goap.encoding import DomainTables, encode, fingerprint
+from goap.outcomes import OutcomeLog
 from goap.planners import PlanBatch, Status, make_planner
 from goap.vector import actions_applicable, apply_actions, goal_satisfied, goals_satisfied
 from goap.world import DONE, FAILED, RUNNING, World
@@ -72,6 +74,9 @@ class Brain:
         apply_effects: apply a finished action's symbolic effects to ``states``.
         seed: passed to ``world.reset``; the same seed and inputs give the same run on the same device.
         goal_hysteresis: priority bonus of the goal an agent already pursues, when goals are compared (0: none).
+        goal_scorer: called with the brain each tick; returns float32 [N, G] scores that replace ``priorities``
+            when goals are compared (a learned utility, say). Eligibility is unchanged: a goal that holds, cools
+            down or has priority <= 0 is never picked.
     """
 
     def __init__(
@@ -89,6 +94,7 @@ class Brain:
         apply_effects: bool = True,
         seed: int = 0,
         goal_hysteresis: float = 0.0,
+        goal_scorer: Callable[[Brain], np.ndarray] | None = None,
     ):
         if not isinstance(n_agents, int | np.integer) or n_agents < 0:
             raise ValueError(f"n_agents must be an integer >= 0, got {n_agents!r}")
@@ -114,6 +120,8 @@ class Brain:
         if not np.isfinite(goal_hysteresis) or goal_hysteresis < 0:
             raise ValueError(f"goal_hysteresis must be a finite number >= 0, got {goal_hysteresis}")
         self.goal_hysteresis = float(goal_hysteresis)
+        self.goal_scorer = goal_scorer
+        self.outcomes: OutcomeLog | None = None
         A, G, L = self.tables.n_actions, self.tables.goals.n_goals, self.planner.max_plan_length
 
         default_state = self.tables.pack(self.domain.default_state())
@@ -135,6 +143,8 @@ class Brain:
         self.replan_cause = np.zeros(N, dtype=np.int8)
         self.last_failure = np.full(N, -1, dtype=np.int8)  # the Status of the agent's last failed search
         self._batch = PlanBatch.empty(N, L)
+        self._open_row = np.full(N, -1, dtype=np.int64)  # the outcome row an agent's current plan belongs to
+        self._open_tick = np.zeros(N, dtype=np.int64)
         self.tick_count = 0
         self.counters: Counter[str] = Counter()
         self.stage_ms: dict[str, list[float]] = {s: [] for s in STAGES}
@@ -178,7 +188,10 @@ class Brain:
         achieved = has_goal & sat[np.arange(self.n_agents), np.maximum(self.goal, 0)]
         events["goals_achieved"] += int(achieved.sum())
         eligible = ~sat & (self.cooldown_until <= self.tick_count) & (self.priorities > 0)
-        score = np.where(eligible, self.priorities, -np.inf)
+        base = self.priorities if self.goal_scorer is None else np.asarray(self.goal_scorer(self), dtype=np.float32)
+        if base.shape != self.priorities.shape:
+            raise ValueError(f"goal_scorer returned shape {base.shape}, expected {self.priorities.shape}")
+        score = np.where(eligible, base, -np.inf)
         if self.goal_hysteresis:
             # The goal being pursued keeps a bonus, so that small swings in priority do not throw plans away.
             rows = np.flatnonzero(has_goal)
@@ -186,6 +199,8 @@ class Brain:
         best = np.argmax(score, axis=1).astype(np.int32) if score.shape[1] else np.zeros(self.n_agents, np.int32)
         best = np.where(eligible.any(axis=1), best, -1).astype(np.int32)
         changed = best != self.goal
+        if self.outcomes is not None:
+            self._close_outcomes(achieved, changed)
         if changed.any():
             self.goal[changed] = best[changed]
             self._clear_plans(changed)
@@ -241,6 +256,8 @@ class Brain:
         self.cooldown_until[bad, self.goal[bad]] = self.tick_count + self.cooldown_ticks
         self.goal[bad] = -1
         self._clear_plans(np.isin(np.arange(self.n_agents), np.concatenate([bad, done])))
+        if self.outcomes is not None:
+            self._open_outcomes(want, batch)
         events["plans_made"] += len(ok)
         events["plans_failed"] += len(bad)
         for code, n in zip(*np.unique(status[(status != Status.OK) & (status != Status.SATISFIED)], return_counts=True),
@@ -269,6 +286,40 @@ class Brain:
         self.step[done] += 1
         events["actions_done"] += int(done.sum())
         events["actions_failed"] += int(failed.sum())
+
+    # --- outcome logging ------------------------------------------------------------------------------------
+    def record_outcomes(self, log: OutcomeLog | None = None) -> OutcomeLog:
+        """Log every planning call from now on (see `goap.outcomes`); returns the log, also ``self.outcomes``."""
+        self.outcomes = log if log is not None else OutcomeLog.for_domain(self.domain, self.tables.n_words)
+        if self.outcomes.fingerprint != fingerprint(self.domain):
+            raise ValueError(f"outcome log is of domain '{self.outcomes.domain_name}', not '{self.domain.name}'")
+        self._open_row[:] = -1
+        return self.outcomes
+
+    def _open_outcomes(self, planned: np.ndarray, batch: PlanBatch) -> None:
+        log = self.outcomes
+        stale = planned[self._open_row[planned] >= 0]  # replanned before reaching its goal: that plan failed
+        log.update(self._open_row[stale], achieved=0)
+        status = batch.status[planned]
+        achieved = np.where(status == Status.SATISFIED, 1, np.where(status == Status.OK, -1, 0))
+        rows = log.add({
+            "states": self.states[planned], "tick": np.full(len(planned), self.tick_count),
+            "goal": self.goal[planned], "status": status, "cost": batch.cost[planned],
+            "length": batch.length[planned], "expanded": batch.expanded[planned], "achieved": achieved,
+            "ticks_to_goal": np.where(status == Status.SATISFIED, 0, -1),
+            "reward": self.priorities[planned, self.goal[planned]],
+        })
+        self._open_row[planned] = np.where(status == Status.OK, rows, -1)
+        self._open_tick[planned] = self.tick_count
+
+    def _close_outcomes(self, achieved: np.ndarray, changed: np.ndarray) -> None:
+        open_ = self._open_row >= 0
+        done = np.flatnonzero(open_ & achieved)
+        self.outcomes.update(self._open_row[done], achieved=1, ticks_to_goal=self.tick_count - self._open_tick[done])
+        dropped = np.flatnonzero(open_ & changed & ~achieved)
+        self.outcomes.update(self._open_row[dropped], achieved=0)
+        self._open_row[done] = -1
+        self._open_row[dropped] = -1
 
     def _clear_plans(self, mask: np.ndarray) -> None:
         if mask.any():

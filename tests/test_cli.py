@@ -211,3 +211,18 @@ def test_run_writes_summary_json_and_is_deterministic(capsys, tmp_path):
 def test_run_bad_arguments(capsys, argv, code, needle):
     got, out, err = run(capsys, *argv)
     assert got == code and needle in err and "Traceback" not in err
+
+
+def test_run_logs_outcomes_and_appends(capsys, tmp_path):
+    from goap.outcomes import OutcomeLog
+
+    path = tmp_path / "outcomes.npz"
+    sizes = []
+    for _ in range(2):
+        code, out, err = run(capsys, "run", "--world", "soldier", "--agents", "40", "--ticks", "10", "--device", "cpu",
+                             "--quiet", "--log-outcomes", path, "--json", tmp_path / "r.json")
+        assert code == 0, err
+        sizes.append(len(OutcomeLog.load(path)))
+        requested = json.loads((tmp_path / "r.json").read_text())["counters"]["plans_requested"]
+        assert f"outcomes: {requested} planning calls logged" in out
+    assert sizes[1] == 2 * sizes[0] > 0

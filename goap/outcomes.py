@@ -1,0 +1,131 @@
+"""Planning outcomes, logged per planning call: what was asked, what the planner said, and what followed.
+
+One row per agent planned: the packed state and goal at planning time, the planner's status, cost, length and
+expansions, and then whether the goal was achieved (and how many ticks later) or abandoned. Columns are numpy
+arrays, saved as one ``.npz`` with the domain's fingerprint, so logs from several runs can be appended and a
+model trained on one domain is never fed another's data.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from goap.domain import Domain
+from goap.encoding import fingerprint
+
+COLUMNS: dict[str, Any] = {
+    "tick": np.int64,
+    "goal": np.int32,
+    "status": np.int8,
+    "cost": np.float32,
+    "length": np.int32,
+    "expanded": np.int32,
+    "achieved": np.int8,  # 1 achieved, 0 abandoned or failed, -1 still open
+    "ticks_to_goal": np.int32,  # -1 unless achieved
+    "reward": np.float32,  # the goal's priority when planned
+}
+
+
+class OutcomeLog:
+    """Columnar outcome records in growable arrays; rows are added in blocks (one per tick), never one by one."""
+
+    def __init__(self, domain_name: str, fingerprint: str, n_words: int):
+        self.domain_name = domain_name
+        self.fingerprint = fingerprint
+        self.n_words = n_words
+        self._n = 0
+        self._data: dict[str, np.ndarray] = {"states": np.zeros((0, n_words), np.uint64)}
+        self._data.update({k: np.zeros(0, t) for k, t in COLUMNS.items()})
+
+    @classmethod
+    def for_domain(cls, domain: Domain, n_words: int) -> OutcomeLog:
+        return cls(domain.name, fingerprint(domain), n_words)
+
+    @classmethod
+    def from_columns(cls, domain: Domain, states: np.ndarray, **columns: np.ndarray) -> OutcomeLog:
+        """A log built from whole columns (for tests and conversions); missing columns get neutral values."""
+        states = np.asarray(states, dtype=np.uint64)
+        log = cls.for_domain(domain, states.shape[1])
+        n = len(states)
+        defaults = {"tick": 0, "status": 0, "cost": np.nan, "length": 0, "expanded": 0, "achieved": -1,
+                    "ticks_to_goal": -1, "reward": 0.0}
+        unknown = set(columns) - set(COLUMNS)
+        if unknown:
+            raise ValueError(f"unknown column '{sorted(unknown)[0]}'")
+        if "goal" not in columns:
+            raise ValueError("column 'goal' is required")
+        block = {"states": states}
+        for name, dtype in COLUMNS.items():
+            value = columns.get(name, defaults.get(name))
+            block[name] = np.broadcast_to(np.asarray(value, dtype=dtype), (n,)).copy()
+        log.add(block)
+        return log
+
+    def add(self, block: dict[str, np.ndarray]) -> np.ndarray:
+        """Append rows (every column, same length); returns their row indices."""
+        k = len(block["goal"])
+        need = self._n + k
+        if need > len(self._data["goal"]):
+            cap = max(need, 2 * len(self._data["goal"]), 1024)
+            for name, arr in self._data.items():
+                grown = np.zeros((cap, *arr.shape[1:]), arr.dtype)
+                grown[: self._n] = arr[: self._n]
+                self._data[name] = grown
+        for name, arr in self._data.items():
+            arr[self._n : need] = block[name]
+        rows = np.arange(self._n, need)
+        self._n = need
+        return rows
+
+    def __len__(self) -> int:
+        return self._n
+
+    @property
+    def columns(self) -> dict[str, np.ndarray]:
+        """All rows as one array per column (``states`` is uint64 [R, W]); views, valid until the next add."""
+        return {name: arr[: self._n] for name, arr in self._data.items()}
+
+    def update(self, rows: np.ndarray, **values: np.ndarray) -> None:
+        """Set the outcome of earlier rows (achieved, ticks_to_goal)."""
+        for name, value in values.items():
+            self._data[name][rows] = value
+
+    # --- files ----------------------------------------------------------------------------------------------
+    def save(self, path: str | Path, append: bool = False) -> None:
+        """Write the log as ``.npz``; with ``append``, after the rows already in ``path`` (same domain only)."""
+        path = Path(path)
+        cols = dict(self.columns)
+        if append and path.exists():
+            old = OutcomeLog.load(path)
+            if old.fingerprint != self.fingerprint:
+                raise ValueError(f"{path}: holds outcomes of domain '{old.domain_name}', not '{self.domain_name}'")
+            cols = {k: np.concatenate([old.columns[k], v]) for k, v in cols.items()}
+        buf = io.BytesIO()
+        np.savez_compressed(buf, fingerprint=np.array(self.fingerprint), domain_name=np.array(self.domain_name),
+                            **cols)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_bytes(buf.getvalue())
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> OutcomeLog:
+        path = Path(path)
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+        except FileNotFoundError:
+            raise ValueError(f"{path}: no such file") from None
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile) as e:
+            raise ValueError(f"{path}: not a readable outcome log ({type(e).__name__})") from None
+        missing = [k for k in ("states", "fingerprint", "domain_name", *COLUMNS) if k not in arrays]
+        if missing:
+            raise ValueError(f"{path}: not an outcome log (no column '{missing[0]}')")
+        states = arrays["states"]
+        log = cls(str(arrays["domain_name"]), str(arrays["fingerprint"]), states.shape[1])
+        log.add({"states": states, **{k: arrays[k].astype(t) for k, t in COLUMNS.items()}})
+        return log
