@@ -88,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="record every planning call and what followed (.npz; appended when the file exists)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
 
+    from goap.bench.suite import add_arguments as add_bench_arguments
+
+    add_bench_arguments(sub.add_parser("bench", help="compare planners on PDDL tasks, random domains or a world"))
+
     try:
         from viewer.app import add_arguments as add_view_arguments  # argparse only: pygame loads when run
     except ImportError:
@@ -296,6 +300,12 @@ def _write_json(path: str, obj: Any) -> None:
         raise CliError(f"cannot write {path}: {e}") from None
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from goap.bench.suite import run
+
+    return run(args)
+
+
 def cmd_view(args: argparse.Namespace) -> int:
     from viewer.app import ViewerUnavailable, run
 
@@ -312,8 +322,8 @@ def cmd_planners(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {
-    "validate": cmd_validate, "describe": cmd_describe, "solve": cmd_solve, "run": cmd_run, "view": cmd_view,
-    "planners": cmd_planners,
+    "validate": cmd_validate, "describe": cmd_describe, "solve": cmd_solve, "run": cmd_run, "bench": cmd_bench,
+    "view": cmd_view, "planners": cmd_planners,
 }
 
 

@@ -147,9 +147,13 @@ class Domain:
     actions: tuple[Action, ...]
     goals: tuple[Goal, ...]
     _fact_index: dict[str, int] = field(init=False, repr=False, compare=False)
+    _action_index: dict[str, int] = field(init=False, repr=False, compare=False)
+    _goal_index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_fact_index", {f.name: i for i, f in enumerate(self.facts)})
+        object.__setattr__(self, "_action_index", {a.name: i for i, a in enumerate(self.actions)})
+        object.__setattr__(self, "_goal_index", {g.name: i for i, g in enumerate(self.goals)})
 
     # --- lookups -------------------------------------------------------------------------------------------
     def fact_index(self, name: str) -> int:
@@ -162,16 +166,16 @@ class Domain:
         return self.facts[self.fact_index(name)]
 
     def action_index(self, name: str) -> int:
-        for i, a in enumerate(self.actions):
-            if a.name == name:
-                return i
-        raise KeyError(f"unknown action '{name}' in domain '{self.name}'")
+        try:
+            return self._action_index[name]
+        except KeyError:
+            raise KeyError(f"unknown action '{name}' in domain '{self.name}'") from None
 
     def goal_index(self, name: str) -> int:
-        for i, g in enumerate(self.goals):
-            if g.name == name:
-                return i
-        raise KeyError(f"unknown goal '{name}' in domain '{self.name}'")
+        try:
+            return self._goal_index[name]
+        except KeyError:
+            raise KeyError(f"unknown goal '{name}' in domain '{self.name}'") from None
 
     @property
     def action_names(self) -> list[str]:

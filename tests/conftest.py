@@ -13,7 +13,7 @@ from hypothesis import settings
 from goap.domain import Domain, Goal, State
 
 ROOT = Path(__file__).resolve().parent.parent
-PDDL_DIR = ROOT.parent / "shared" / "pddl"
+PDDL_DIR = ROOT / "benchmarks" / "pddl"  # the IPC task set, copied with its SOURCE.md
 
 settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True)
 settings.register_profile("dev", max_examples=25, deadline=None, derandomize=True)

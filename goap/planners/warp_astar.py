@@ -187,6 +187,7 @@ class WarpAStarPlanner:
 
         if dev.is_cpu:
             chunk = self.chunk_size or int(np.clip(math.ceil(rows / (4 * self.threads)), 16, 512))
+            chunk = min(chunk, rows)  # a few big searches get scratch for a few agents, not for 16
             self._ensure_scratch(chunk, self.threads)
             spans = [(s, min(chunk, rows - s)) for s in range(0, rows, chunk)]
 

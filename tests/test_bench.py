@@ -1,0 +1,128 @@
+"""``goap bench`` end to end on tiny suites: files written whole with the documented keys, clear errors."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from goap.bench.suite import _planner_options, build_parser, run
+from tests.conftest import PDDL_DIR
+
+ROW = {"suite", "group", "problem", "planner", "status", "cost", "expanded", "seconds"}
+SUMMARY = {"suite", "group", "planner", "problems", "solved", "optimal", "mean_cost_ratio", "median_s", "p95_s",
+           "plans_per_s"}
+
+
+def _run(*argv: str) -> int:
+    return run(build_parser().parse_args([*argv, "--quiet"]))
+
+
+def _read(tmp_path):
+    data = json.loads((tmp_path / "out.json").read_text())
+    with open(tmp_path / "out.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    return data, rows
+
+
+def test_pddl_suite(tmp_path):
+    out = ["--json", str(tmp_path / "out.json"), "--csv", str(tmp_path / "out.csv")]
+    assert _run("--suite", "pddl", "--pddl-root", str(PDDL_DIR), "--domains", "gripper", "--tasks", "01",
+                "--planners", "reference,warp", "--device", "cpu", *out) == 0
+    data, rows = _read(tmp_path)
+    assert {(r["problem"], r["planner"]) for r in data["results"]} == {
+        ("gripper/task01", "reference"), ("gripper/task01", "warp")
+    }
+    for r in data["results"]:
+        assert ROW <= set(r)
+        assert r["status"] == "ok" and r["cost"] == 11 and r["optimal"] == 11 and r["suite"] == "pddl"
+    assert len(rows) == 2 and ROW <= set(rows[0])
+    assert {(r["problem"], r["planner"], r["status"]) for r in rows} == {
+        ("gripper/task01", "reference", "ok"), ("gripper/task01", "warp", "ok")
+    }
+    summary = {s["planner"]: s for s in data["summary"]}
+    assert SUMMARY <= set(summary["warp"])
+    assert summary["warp"]["solved"] == summary["warp"]["optimal"] == 1
+    assert summary["reference"]["mean_cost_ratio"] == 1.0
+    assert data["meta"]["max_nodes"] == 1_000_000 and data["meta"]["max_plan_length"] == 256
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_random_suite(tmp_path):
+    out = ["--json", str(tmp_path / "out.json"), "--csv", str(tmp_path / "out.csv")]
+    assert _run("--suite", "random", "--facts", "16", "--problems", "20", "--planners", "reference,warp",
+                "--device", "cpu", *out) == 0
+    data, rows = _read(tmp_path)
+    assert len(data["results"]) == len(rows) == 40
+    assert {(r["problem"], r["planner"]) for r in data["results"]} == {
+        (f"16f/{i}", p) for i in range(20) for p in ("reference", "warp")
+    }
+    by = {(r["problem"], r["planner"]): r for r in data["results"]}
+    for i in range(20):  # the planners agree exactly (the Warp planner follows the reference node for node)
+        ref, warp = by[(f"16f/{i}", "reference")], by[(f"16f/{i}", "warp")]
+        assert (ref["status"], ref["cost"], ref["expanded"]) == (warp["status"], warp["cost"], warp["expanded"])
+    assert all(r["batch"] == 20 for r in data["results"] if r["planner"] == "warp")
+    summary = {s["planner"]: s for s in data["summary"]}
+    assert all(SUMMARY <= set(s) for s in summary.values())
+    # the optimum of a random problem is the reference's cost: the Warp planner is judged against it,
+    # the reference is not judged against itself
+    assert summary["warp"]["optimal"] == summary["warp"]["optimum_known"] == summary["warp"]["solved"] > 0
+    assert summary["reference"]["optimum_known"] == 0 and summary["reference"]["mean_cost_ratio"] is None
+
+
+def test_world_suite(tmp_path):
+    assert _run("--suite", "world:soldier", "--agents", "16", "--ticks", "5", "--problems", "10",
+                "--planners", "reference,warp", "--device", "cpu", "--json", str(tmp_path / "w.json")) == 0
+    data = json.loads((tmp_path / "w.json").read_text())
+    problems = {r["problem"] for r in data["results"]}
+    assert 0 < len(problems) <= 10 and all(p.startswith("soldier/t") for p in problems)
+    assert len(data["results"]) == 2 * len(problems)
+
+
+def test_reference_time_limit(tmp_path):
+    # gripper/task03 takes the reference far longer than 0.05 s: interrupted, reported as a timeout
+    assert _run("--suite", "pddl", "--pddl-root", str(PDDL_DIR), "--domains", "gripper", "--tasks", "task03",
+                "--planners", "reference", "--time-limit", "0.05", "--json", str(tmp_path / "t.json")) == 0
+    (row,) = json.loads((tmp_path / "t.json").read_text())["results"]
+    assert row["status"] == "timeout" and row["cost"] is None and row["seconds"] < 5
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--planners", "reference,nope"], "unknown planner 'nope'"),
+        (["--suite", "pddl", "--domains", "nope"], "unknown PDDL domain 'nope'"),
+        (["--suite", "nope"], "unknown suite 'nope'"),
+        (["--suite", "world:nope"], "unknown world"),
+        (["--suite", "random", "--facts", "1"], "--facts"),
+        (["--suite", "random", "--facts", "a,b"], "--facts"),
+        (["--planner-option", "weight"], "KEY=VALUE"),
+        (["--planner-option", "other:weight=2"], "not in --planners"),
+        (["--suite", "random", "--facts", "16", "--problems", "2", "--planners", "warp", "--device", "cpu",
+          "--planner-option", "no_such_option=1"], "does not take"),
+        (["--suite", "pddl", "--pddl-root", "/nonexistent"], "no PDDL task folder"),
+    ],
+)
+def test_bad_arguments(argv, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        run(build_parser().parse_args([*argv, "--quiet", *(["--pddl-root", str(PDDL_DIR)]
+                                                           if "--domains" in argv else [])]))
+
+
+def test_planner_options_parse():
+    opts = _planner_options(["weight=1.5", "warp:greedy=true", "heuristic=hmax"], ["reference", "warp"])
+    assert opts == {"reference": {"weight": 1.5, "heuristic": "hmax"},
+                    "warp": {"weight": 1.5, "greedy": True, "heuristic": "hmax"}}
+
+
+def test_plot_needs_matplotlib(tmp_path):
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        with pytest.raises(ValueError, match="matplotlib"):
+            _run("--suite", "random", "--facts", "16", "--problems", "2", "--plot", str(tmp_path / "p.png"))
+    else:
+        assert _run("--suite", "random", "--facts", "16", "--problems", "4", "--planners", "reference",
+                    "--plot", str(tmp_path / "p.png")) == 0
+        assert (tmp_path / "p.png").stat().st_size > 0
