@@ -222,3 +222,13 @@ def test_suboptimal_planners_match_their_reference_and_bounds(name, options):
 def test_weight_must_be_at_least_one():
     with pytest.raises(ValueError, match="weight"):
         make_planner("warp-wastar", small_domain(), weight=0.5, device=DEVICE)
+
+
+def test_cpu_scratch_stays_within_the_memory_cap():
+    domain = small_domain()
+    cap = 64 << 20
+    big = WarpAStarPlanner(domain, max_nodes=1 << 18, device=DEVICE, threads=2, max_scratch_bytes=cap)
+    states = np.repeat(big.tables.pack({})[None], 40, axis=0)
+    batch = big.plan(states, np.full(40, domain.goal_index("five"), np.int32))
+    assert (batch.status == Status.OK).all() and (batch.cost == 9).all()
+    assert 0 < big.scratch_bytes <= cap

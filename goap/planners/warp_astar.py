@@ -67,7 +67,7 @@ class WarpAStarPlanner:
         device: a Warp device ("cpu", "cuda:0"); the default device when None.
         threads: CPU worker threads (default: the number of cores).
         chunk_size: agents per CPU launch (default: enough chunks for 4 per thread, 16..512 agents each).
-        max_scratch_bytes: on a GPU, the scratch one wave may use (default 4 GiB).
+        max_scratch_bytes: the scratch one GPU wave, or all CPU threads together, may use (default 4 GiB).
         weight: order the open list by g + weight * h: plans cost at most weight x optimal, found faster.
         greedy: order the open list by h alone (greedy best-first): fastest, no bound on the cost.
     """
@@ -118,6 +118,12 @@ class WarpAStarPlanner:
     # --- public ---------------------------------------------------------------------------------------------
     def bytes_per_agent(self) -> int:
         return self.tables.bytes_per_agent(self.max_nodes, self.max_plan_length)
+
+    @property
+    def scratch_bytes(self) -> int:
+        """Device memory held by search scratch now (all workers): it grows with use and is then reused."""
+        sets = self.threads if self.device.is_cpu else 1
+        return self._scratch_rows * sets * self.bytes_per_agent() if self._scratch_rows else 0
 
     def load(self) -> None:
         """Compile or load the kernel module now rather than on the first call."""
@@ -187,7 +193,10 @@ class WarpAStarPlanner:
 
         if dev.is_cpu:
             chunk = self.chunk_size or int(np.clip(math.ceil(rows / (4 * self.threads)), 16, 512))
-            chunk = min(chunk, rows)  # a few big searches get scratch for a few agents, not for 16
+            # Never more scratch than the searches need: a few agents, or a budget so large (a PDDL task) that
+            # max_scratch_bytes across all threads holds only a few agents at a time.
+            fits = max(1, self.max_scratch_bytes // (self.threads * self.bytes_per_agent()))
+            chunk = max(1, min(chunk, rows, fits))
             self._ensure_scratch(chunk, self.threads)
             spans = [(s, min(chunk, rows - s)) for s in range(0, rows, chunk)]
 
