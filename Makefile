@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev,viewer]"
+	$(PY) -m pip install --quiet -e ".[dev,viewer,learn]"
 	touch $@
 
 demo: $(VENV)/.installed

@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="most agents planned per tick (default: a tenth of the agents, at least 256)")
     r.add_argument("--warmup", type=_non_negative_int, default=30, help="ticks left out of the timing summary")
     r.add_argument("--json", metavar="FILE", help="write the summary as one JSON object")
+    r.add_argument("--selector", choices=["priority", "utility"], default="priority",
+                   help="goal choice: the world's priorities, or a learned utility model (--model; needs torch)")
+    r.add_argument("--model", metavar="FILE", help="a model made by `goap train`, for --selector utility")
     r.add_argument("--log-outcomes", metavar="FILE",
                    help="record every planning call and what followed (.npz; appended when the file exists)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -98,6 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
         add_view_arguments = None
     if add_view_arguments is not None:
         add_view_arguments(sub.add_parser("view", help="watch a world's agents live in a window; inspect one"))
+
+    t = sub.add_parser("train", help="train a goal-utility model on logged planning outcomes (needs torch)")
+    try:
+        from goap.learn.train import add_arguments as add_train_arguments
+    except Exception:  # LearnUnavailable: torch is missing; say so when the command runs, not when parsing
+        t.add_argument("rest", nargs=argparse.REMAINDER)
+    else:
+        add_train_arguments(t)
 
     sub.add_parser("planners", help="list the registered planners")
     return p
@@ -217,9 +228,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise CliError("the example worlds are not installed (run from a checkout: pip install -e .)") from None
     world = make_world(args.world)
     budget = args.plan_budget or max(256, args.agents // 10)
+    scorer = _utility_selector(args, world.domain) if args.selector == "utility" else None
     brain = Brain(
         world.domain, args.agents, world=world, planner=args.planner, device=args.device,
-        plan_budget=budget, seed=args.seed,
+        plan_budget=budget, seed=args.seed, goal_scorer=scorer,
     )
     log = brain.record_outcomes() if args.log_outcomes else None
     progress = not args.quiet and sys.stderr.isatty()
@@ -244,7 +256,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     counters = summary["counters"]
     result = {
         "world": args.world, "agents": args.agents, "ticks": ticks, "seed": args.seed, "planner": args.planner,
-        "plan_budget": budget,
+        "plan_budget": budget, "selector": args.selector,
         "device": str(getattr(brain.planner, "device", "cpu")), "interrupted": interrupted,
         "ticks_per_second": ticks / wall if wall > 0 else None,
         "ms_per_tick": summary["ms_per_tick"], "stages": summary["stages"], "counters": counters,
@@ -300,6 +312,30 @@ def _write_json(path: str, obj: Any) -> None:
         raise CliError(f"cannot write {path}: {e}") from None
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    from goap.learn import LearnUnavailable, require_torch
+
+    try:
+        require_torch()
+        from goap.learn.train import run
+    except LearnUnavailable as e:
+        raise CliError(str(e)) from None
+    return run(args)
+
+
+def _utility_selector(args: argparse.Namespace, domain: Any) -> Any:
+    from goap.learn import LearnUnavailable, require_torch
+
+    if not args.model:
+        raise CliError("--selector utility needs --model FILE (made by `goap train`)")
+    try:
+        require_torch()
+        from goap.learn.selector import UtilitySelector
+    except LearnUnavailable as e:
+        raise CliError(str(e)) from None
+    return UtilitySelector.load(args.model, domain)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from goap.bench.suite import run
 
@@ -323,7 +359,7 @@ def cmd_planners(args: argparse.Namespace) -> int:
 
 COMMANDS = {
     "validate": cmd_validate, "describe": cmd_describe, "solve": cmd_solve, "run": cmd_run, "bench": cmd_bench,
-    "view": cmd_view, "planners": cmd_planners,
+    "view": cmd_view, "train": cmd_train, "planners": cmd_planners,
 }
 
 

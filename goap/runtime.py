@@ -242,6 +242,8 @@ class Brain:
             want = want[order[: self.plan_budget]]
         want = np.sort(want)
         batch = self.planner.plan(self.states, self.goal, self.costs, self.enabled, agents=want, out=self._batch)
+        if self.outcomes is not None:
+            self._open_outcomes(want, batch)  # before failed goals are dropped: the rows name the goal planned
         status = batch.status[want]
         ok = want[status == Status.OK]
         done = want[status == Status.SATISFIED]
@@ -256,12 +258,10 @@ class Brain:
         self.cooldown_until[bad, self.goal[bad]] = self.tick_count + self.cooldown_ticks
         self.goal[bad] = -1
         self._clear_plans(np.isin(np.arange(self.n_agents), np.concatenate([bad, done])))
-        if self.outcomes is not None:
-            self._open_outcomes(want, batch)
         events["plans_made"] += len(ok)
         events["plans_failed"] += len(bad)
-        for code, n in zip(*np.unique(status[(status != Status.OK) & (status != Status.SATISFIED)], return_counts=True),
-                           strict=True):
+        codes, counts = np.unique(status[(status != Status.OK) & (status != Status.SATISFIED)], return_counts=True)
+        for code, n in zip(codes, counts, strict=True):  # one line per status, not per agent
             events[f"plans_failed_{Status(int(code)).label}"] += int(n)
         events["nodes_expanded"] += int(batch.expanded[want].sum())
         events["plans_requested"] += len(want)

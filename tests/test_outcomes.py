@@ -27,6 +27,9 @@ def test_every_planning_call_is_logged_with_what_followed():
     assert len(log) == brain.counters["plans_requested"]
     failed = cols["status"] == Status.NO_PLAN
     assert failed.sum() == brain.counters["plans_failed"] and (cols["achieved"][failed] == 0).all()
+    # Failed rows name the goal that was planned (agent 0 wanted to eat), not the agent's goal afterwards.
+    eat = brain.domain.goal_index("eat")
+    assert (cols["goal"][failed] == eat).all() and (cols["reward"][failed] == 5).all()
     ok = cols["status"] == Status.OK
     achieved = ok & (cols["achieved"] == 1)
     assert achieved.sum() == brain.counters["goals_achieved"] > 0

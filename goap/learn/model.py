@@ -1,0 +1,220 @@
+"""`UtilityModel`: an MLP from (state, goal) to three predictions about planning that goal from that state.
+
+Heads (all read from one shared trunk):
+
+- **feasible**: the logit of P(plan found): the planner answered OK or SATISFIED (not NO_PLAN, BUDGET or
+  TOO_LONG). Trained with binary cross-entropy on every row.
+- **cost**: the expected plan cost, regressed as ``log1p(cost)`` (standardised) on the rows that have a plan.
+  `predict` returns it in cost units (``expm1``).
+- **value**: the expected reward per tick of pursuing the goal: ``reward / max(1, ticks_to_goal)`` when the goal
+  was then achieved, 0 when the plan failed or was abandoned (``reward`` is the goal's priority when it was
+  planned). Regressed (standardised) on the rows whose outcome is known (``achieved`` 0 or 1, not the rows
+  still open when the log was saved). It is the rate at which that goal pays off, and it includes the chance
+  that it does not.
+
+Files: `save` writes ``torch.save`` of a dict of tensors and plain types only (the state dict, the feature
+names, the domain's fingerprint and name, the target standardisation, the hidden sizes, a format version and
+optionally a training summary), written whole or not at all; `load` reads it with
+``torch.load(weights_only=True)``, so a model file cannot run code. A file of another domain is refused with a
+ValueError naming both domains, and a file that is not a model (corrupted, truncated, another format) with a
+ValueError saying so.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from goap.domain import Domain
+from goap.encoding import DomainTables, fingerprint
+from goap.learn import require_torch
+from goap.learn.features import FeatureLayout
+
+torch = require_torch()
+nn = torch.nn
+
+FORMAT = "goap-utility-model"
+FORMAT_VERSION = 1
+HEADS = ("feasible", "cost", "value")
+
+
+class UtilityModel(nn.Module):
+    """MLP ``[state | goal one-hot] -> (feasible logit, cost, value)``; see the module docstring.
+
+    Args:
+        layout: the domain's `FeatureLayout` (input columns).
+        domain_name, domain_fingerprint: the domain the model is for (`goap.encoding.fingerprint`).
+        hidden: hidden layer sizes (at least one).
+        stats: target standardisation, ``cost_mean``/``cost_std`` (of ``log1p(cost)``) and
+            ``value_mean``/``value_std``; set by training.
+    """
+
+    def __init__(
+        self,
+        layout: FeatureLayout | tuple[str, ...],
+        n_state: int | None = None,
+        *,
+        domain_name: str,
+        domain_fingerprint: str,
+        hidden: tuple[int, ...] = (64, 64),
+        stats: dict[str, float] | None = None,
+    ):
+        super().__init__()
+        if isinstance(layout, FeatureLayout):
+            names, n_state = layout.names, layout.n_state
+        else:
+            names = tuple(layout)
+        if n_state is None or not 0 <= n_state <= len(names):
+            raise ValueError("n_state (the number of state columns) is required with a list of feature names")
+        if not hidden or any(int(h) < 1 for h in hidden):
+            raise ValueError(f"hidden sizes must be at least one integer >= 1, got {list(hidden)}")
+        self.feature_names = tuple(str(n) for n in names)
+        self.n_state = int(n_state)
+        self.n_goals = len(self.feature_names) - self.n_state
+        self.domain_name = str(domain_name)
+        self.domain_fingerprint = str(domain_fingerprint)
+        self.hidden = tuple(int(h) for h in hidden)
+        self.stats = {"cost_mean": 0.0, "cost_std": 1.0, "value_mean": 0.0, "value_std": 1.0}
+        self.stats.update({k: float(v) for k, v in (stats or {}).items()})
+        self.summary: dict[str, Any] = {}  # plain numbers describing how it was trained (saved with the model)
+        self.first = nn.Linear(len(self.feature_names), self.hidden[0])
+        layers: list[nn.Module] = []
+        for a, b in zip(self.hidden[:-1], self.hidden[1:], strict=True):
+            layers += [nn.ReLU(), nn.Linear(a, b)]
+        layers.append(nn.ReLU())
+        self.trunk = nn.Sequential(*layers)
+        self.head = nn.Linear(self.hidden[-1], len(HEADS))
+
+    @classmethod
+    def for_domain(cls, domain: Domain | DomainTables, **kwargs: Any) -> UtilityModel:
+        d = domain.domain if isinstance(domain, DomainTables) else domain
+        return cls(FeatureLayout.from_domain(domain), domain_name=d.name, domain_fingerprint=fingerprint(d), **kwargs)
+
+    @property
+    def n_features(self) -> int:
+        return len(self.feature_names)
+
+    # --- forward --------------------------------------------------------------------------------------------
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """float32[B, n_features] -> float32[B, 3]: feasible logit, standardised log1p cost, standardised value."""
+        return self.head(self.trunk(self.first(x)))
+
+    def forward_grid(self, state_x: torch.Tensor) -> torch.Tensor:
+        """float32[N, n_state] state features -> float32[N, G, 3], every agent with every goal.
+
+        The same as `forward` on the N * G rows of `FeatureLayout.grid_features`, but the first layer's state
+        part runs once per agent: ``W [s | e_g] + b = (W_s s + b) + W[:, S + g]``.
+        """
+        w = self.first.weight
+        h = state_x @ w[:, : self.n_state].T + self.first.bias  # [N, H]
+        h = h[:, None, :] + w[:, self.n_state :].T[None]  # [N, G, H]
+        return self.head(self.trunk(h))
+
+    def decode(self, raw: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Raw head outputs [..., 3] -> (P(plan found), expected cost, expected value), in their own units."""
+        s = self.stats
+        p = torch.sigmoid(raw[..., 0])
+        cost = torch.expm1(raw[..., 1] * s["cost_std"] + s["cost_mean"]).clamp_min(0.0)
+        value = raw[..., 2] * s["value_std"] + s["value_mean"]
+        return p, cost, value
+
+    @torch.no_grad()
+    def predict(self, x: np.ndarray | torch.Tensor) -> dict[str, np.ndarray]:
+        """Input rows -> ``{"p_feasible", "cost", "value"}`` as numpy arrays (eval mode, no gradients)."""
+        was = self.training
+        self.eval()
+        try:
+            dev = next(self.parameters()).device
+            xt = torch.as_tensor(np.asarray(x, dtype=np.float32) if isinstance(x, np.ndarray) else x, device=dev)
+            p, cost, value = self.decode(self(xt))
+        finally:
+            self.train(was)
+        return {"p_feasible": p.cpu().numpy(), "cost": cost.cpu().numpy(), "value": value.cpu().numpy()}
+
+    # --- files ----------------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Everything needed to rebuild the model: tensors and plain types only."""
+        return {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "domain_name": self.domain_name,
+            "domain_fingerprint": self.domain_fingerprint,
+            "feature_names": list(self.feature_names),
+            "n_state": self.n_state,
+            "hidden": list(self.hidden),
+            "stats": dict(self.stats),
+            "summary": _plain(self.summary),
+            "state_dict": {k: v.detach().cpu().clone() for k, v in self.state_dict().items()},
+        }
+
+    def save(self, path: str | Path) -> None:
+        """Write the model (see the module docstring), whole or not at all."""
+        path = Path(path)
+        buf = io.BytesIO()
+        torch.save(self.to_dict(), buf)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_bytes(buf.getvalue())
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: str | Path, domain: Domain | DomainTables | None = None, device: Any = "cpu") -> UtilityModel:
+        """Read a model saved by `save`; with ``domain``, refuse a model of any other domain (ValueError)."""
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"{path}: no such model file")
+        try:
+            data = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:  # a damaged file can fail in many ways inside torch, zipfile or pickle
+            raise ValueError(f"{path}: not a readable utility model file ({type(e).__name__}: {e})") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ValueError(f"{path}: not a utility model file (no '{FORMAT}' header)")
+        if data.get("version") != FORMAT_VERSION:
+            raise ValueError(
+                f"{path}: utility model format version {data.get('version')!r}; this goap reads {FORMAT_VERSION}"
+            )
+        try:
+            model = cls(
+                tuple(data["feature_names"]), int(data["n_state"]), domain_name=data["domain_name"],
+                domain_fingerprint=data["domain_fingerprint"], hidden=tuple(data["hidden"]), stats=data["stats"],
+            )
+            model.load_state_dict(data["state_dict"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as e:
+            raise ValueError(f"{path}: damaged utility model file ({type(e).__name__}: {e})") from None
+        model.summary = dict(data.get("summary") or {})
+        if domain is not None:
+            model.check_domain(domain, source=str(path))
+        model.eval()
+        return model.to(device)
+
+    def check_domain(self, domain: Domain | DomainTables, source: str = "model") -> None:
+        """ValueError unless this model was trained on ``domain`` (same fingerprint and feature layout)."""
+        d = domain.domain if isinstance(domain, DomainTables) else domain
+        fp = fingerprint(d)
+        if fp != self.domain_fingerprint:
+            raise ValueError(
+                f"{source}: this utility model was trained on domain '{self.domain_name}' "
+                f"(fingerprint {self.domain_fingerprint}), not on domain '{d.name}' (fingerprint {fp})"
+            )
+        names = FeatureLayout.from_domain(domain).names
+        if names != self.feature_names:
+            raise ValueError(f"{source}: the model's feature layout does not match domain '{d.name}'")
+
+
+def _plain(value: Any) -> Any:
+    """A copy of ``value`` made of dicts, lists, str, int, float, bool and None only (safe for weights_only)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool | str) or value is None:
+        return value
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    return str(value)

@@ -1,0 +1,159 @@
+"""`UtilitySelector`: a `Brain` goal scorer that asks a `UtilityModel` about every agent x goal each tick.
+
+Each tick the brain calls the selector; it reads ``brain.states`` (zero-copy into torch), builds the state
+features of all N agents once, runs one batched forward pass over all N x G (agent, goal) pairs under
+``torch.no_grad`` on its device, and returns float32 [N, G] scores::
+
+    score[n, g] = priority[n, g] * P_feasible[n, g] ** alpha + beta * value[n, g] - gamma * cost[n, g]
+
+- ``priority`` is ``brain.priorities`` (what the world says each goal is worth to each agent now);
+- ``P_feasible`` the model's probability that planning ``g`` from the agent's state finds a plan; ``alpha``
+  sets how hard a likely failure is punished (0: not at all, 1: expected priority, > 1: harder);
+- ``value`` the model's expected reward per tick of pursuing ``g`` (0 when it would fail or be abandoned),
+  weighted by ``beta``;
+- ``cost`` the model's expected plan cost, weighted by ``gamma`` (in priority units per unit of cost).
+
+With ``alpha = beta = gamma = 0`` the scores are the priorities: the brain behaves as without a scorer. The
+brain still decides eligibility: a goal that holds, is cooling down or has priority <= 0 is never picked,
+whatever it scores.
+
+    brain = Brain(domain, n, world=world, goal_scorer=UtilitySelector.load("model.pt", domain))
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from goap.domain import Domain
+from goap.encoding import DomainTables
+from goap.learn import require_torch
+from goap.learn.features import FeatureLayout, states_as_torch
+from goap.learn.model import UtilityModel
+
+if TYPE_CHECKING:
+    from goap.runtime import Brain
+
+torch = require_torch()
+
+DEFAULT_ALPHA = 1.0
+DEFAULT_BETA = 4.0
+DEFAULT_GAMMA = 0.0
+
+
+class UtilitySelector:
+    """Scores goals with a `UtilityModel`; pass it as ``Brain(..., goal_scorer=...)``. See the module docstring.
+
+    Args:
+        model: a model trained on ``domain`` (refused otherwise, ValueError).
+        domain: the brain's domain (or its tables).
+        alpha: exponent of P(plan found) on the priority.
+        beta: weight of the expected reward per tick.
+        gamma: weight of the expected plan cost (subtracted).
+        device: torch device for the forward pass ("cpu", "cuda", "cuda:0", ...).
+        keep_predictions: keep the last tick's predictions in ``last`` (numpy [N, G] each), for inspection.
+        cache: run only the agents whose packed state changed since the last call through the model (the
+            others' predictions cannot have changed); off: every agent every call.
+    """
+
+    def __init__(
+        self,
+        model: UtilityModel,
+        domain: Domain | DomainTables,
+        alpha: float = DEFAULT_ALPHA,
+        beta: float = DEFAULT_BETA,
+        gamma: float = DEFAULT_GAMMA,
+        *,
+        device: Any = "cpu",
+        keep_predictions: bool = False,
+        cache: bool = True,
+    ):
+        for name, v in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
+            if not np.isfinite(v) or v < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {v}")
+        model.check_domain(domain)
+        self.layout = FeatureLayout.from_domain(domain)
+        self.device = torch.device(device)
+        self.model = model.to(self.device).eval()
+        self.alpha, self.beta, self.gamma = float(alpha), float(beta), float(gamma)
+        self.keep_predictions = keep_predictions
+        self.last: dict[str, np.ndarray] = {}
+        self.cache = cache
+        self.calls = 0
+        self.seconds = 0.0
+        self.rows_predicted = 0  # agents run through the model, all calls together
+        self._prev: np.ndarray | None = None
+        self._cached: tuple[torch.Tensor, torch.Tensor, torch.Tensor] = ()  # type: ignore[assignment]
+        self._tables = self.layout.torch_tables(self.device)
+
+    @classmethod
+    def load(
+        cls, path: str | Path, domain: Domain | DomainTables, device: Any = "cpu", **kwargs: Any
+    ) -> UtilitySelector:
+        """A selector for a model file (`UtilityModel.load`: refused for another domain or a damaged file)."""
+        return cls(UtilityModel.load(path, domain, device=device), domain, device=device, **kwargs)
+
+    def predictions(self, states: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(P(plan found), expected cost, expected value), each [N, G] on the device, for packed states [N, W].
+
+        With ``cache`` on, only the agents whose packed state changed since the last call are run through the
+        model; the others keep their predictions (a state's predictions depend on nothing else).
+        """
+        n = len(states)
+        with torch.no_grad():
+            rows = None
+            if self.cache and self._prev is not None and self._prev.shape == states.shape:
+                rows = np.flatnonzero((states != self._prev).any(axis=1))
+                if len(rows) == 0:
+                    return self._cached
+                if len(rows) > n // 2:
+                    rows = None
+            sub = states if rows is None else states[rows]
+            st = states_as_torch(sub).to(self.device, non_blocking=True)
+            raw = self.model.forward_grid(self.layout.state_features_torch(st, self._tables))
+            p, cost, value = self.model.decode(raw)
+            if rows is not None:
+                idx = torch.from_numpy(rows).to(self.device)
+                for full, part in zip(self._cached, (p, cost, value), strict=True):
+                    full[idx] = part
+                p, cost, value = self._cached
+            if self.cache:
+                self._prev = np.array(states, dtype=np.uint64, copy=True)
+                self._cached = (p, cost, value)
+            self.rows_predicted += len(sub)
+        return p, cost, value
+
+    def scores(self, states: np.ndarray, priorities: np.ndarray) -> np.ndarray:
+        """float32 [N, G] scores for packed states uint64 [N, W] and priorities [N, G]."""
+        t0 = time.perf_counter()
+        n, g = priorities.shape
+        if len(states) != n or g != self.layout.n_goals:
+            raise ValueError(
+                f"expected states [{n}, W] and priorities [N, {self.layout.n_goals}], got {states.shape} and "
+                f"{priorities.shape}"
+            )
+        with torch.no_grad():
+            p, cost, value = self.predictions(np.asarray(states, dtype=np.uint64))
+            prio = torch.from_numpy(np.ascontiguousarray(priorities, dtype=np.float32)).to(self.device)
+            score = prio * p.pow(self.alpha) if self.alpha != 1.0 else prio * p
+            if self.beta:
+                score = score + self.beta * value
+            if self.gamma:
+                score = score - self.gamma * cost
+            out = score.cpu().numpy().astype(np.float32, copy=False)
+            if self.keep_predictions:
+                self.last = {"p_feasible": p.cpu().numpy().copy(), "cost": cost.cpu().numpy().copy(),
+                             "value": value.cpu().numpy().copy(), "score": out}
+        self.calls += 1
+        self.seconds += time.perf_counter() - t0
+        return out
+
+    def __call__(self, brain: Brain) -> np.ndarray:
+        return self.scores(brain.states, brain.priorities)
+
+    def __repr__(self) -> str:
+        return (f"UtilitySelector(domain={self.model.domain_name!r}, alpha={self.alpha}, beta={self.beta}, "
+                f"gamma={self.gamma}, device={str(self.device)!r})")

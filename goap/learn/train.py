@@ -1,0 +1,386 @@
+"""Train a `UtilityModel` on an outcome log, and report how it does on held-out rows against simple baselines.
+
+``train(log, ...)`` splits the rows (seeded) into training and held-out rows, fits the three heads with Adam
+on shuffled minibatches, and measures on the held-out rows:
+
+- feasibility: AUC (the Mann-Whitney rank statistic, ties averaged) and accuracy at P >= 0.5, against the
+  per-goal rate of plans found (AUC) and the per-goal majority (accuracy) of the training rows;
+- cost: mean absolute error in cost units on the rows with a plan, against the per-goal mean cost;
+- value: mean absolute error of the reward per tick (see `goap.learn.model`) on the rows whose outcome is
+  known, against the per-goal mean value.
+
+``goap train --data FILE --out MODEL`` (`add_arguments`, `run`) does the same from the command line and
+prints the report as a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from goap.domain import Domain
+from goap.encoding import fingerprint
+from goap.learn import require_torch
+from goap.learn.features import FeatureLayout
+from goap.learn.model import UtilityModel
+from goap.planners import Status
+
+torch = require_torch()
+
+#: Fewest usable rows `train` accepts (and fewest held-out rows it keeps).
+MIN_ROWS = 20
+MIN_HELD_OUT = 5
+
+
+@dataclass
+class Dataset:
+    """Model inputs and targets for the usable rows of an outcome log."""
+
+    x: np.ndarray  # float32[R, n_features]
+    goal: np.ndarray  # int64[R]
+    feasible: np.ndarray  # float32[R], 1 when the planner found a plan (OK or SATISFIED)
+    log_cost: np.ndarray  # float32[R], log1p(cost); NaN without a plan
+    value: np.ndarray  # float32[R], achieved * reward / max(1, ticks_to_goal); NaN while the outcome is open
+    dropped: int  # rows left out (no goal, or a status that is not an outcome of a search)
+
+    def __len__(self) -> int:
+        return len(self.goal)
+
+
+def dataset(log: Any, domain: Domain) -> Dataset:
+    """Features and targets of every usable row of ``log`` (an `goap.outcomes.OutcomeLog`)."""
+    layout = FeatureLayout.from_domain(domain)
+    c = log.columns
+    status = np.asarray(c["status"]).astype(np.int64)
+    goal = np.asarray(c["goal"]).astype(np.int64)
+    searched = np.isin(status, [Status.OK, Status.SATISFIED, Status.NO_PLAN, Status.BUDGET, Status.TOO_LONG])
+    keep = searched & (goal >= 0) & (goal < layout.n_goals)
+    idx = np.flatnonzero(keep)
+    status, goal = status[idx], goal[idx]
+    found = (status == Status.OK) | (status == Status.SATISFIED)
+    cost = np.asarray(c["cost"], dtype=np.float64)[idx]
+    has_cost = found & np.isfinite(cost) & (cost >= 0)
+    achieved = np.asarray(c["achieved"]).astype(np.int64)[idx]
+    ticks = np.asarray(c["ticks_to_goal"]).astype(np.float64)[idx]
+    reward = np.asarray(c["reward"], dtype=np.float64)[idx]
+    value = np.where(achieved == 1, reward / np.maximum(1.0, ticks), 0.0)
+    value = np.where(achieved >= 0, value, np.nan)
+    return Dataset(
+        x=layout.row_features(np.asarray(c["states"])[idx], goal),
+        goal=goal,
+        feasible=found.astype(np.float32),
+        log_cost=np.where(has_cost, np.log1p(np.where(has_cost, cost, 0.0)), np.nan).astype(np.float32),
+        value=value.astype(np.float32),
+        dropped=int(len(keep) - len(idx)),
+    )
+
+
+# --- metrics ----------------------------------------------------------------------------------------------
+def auc(scores: np.ndarray, labels: np.ndarray) -> float:
+    """Area under the ROC curve as the Mann-Whitney rank statistic (ties get average ranks); NaN for one class."""
+    scores = np.asarray(scores, dtype=np.float64)
+    labels = np.asarray(labels).astype(bool)
+    n_pos = int(labels.sum())
+    n_neg = len(labels) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    order = np.argsort(scores, kind="mergesort")
+    sorted_scores = scores[order]
+    # Average rank (1-based) of each run of equal scores.
+    starts = np.flatnonzero(np.r_[True, sorted_scores[1:] != sorted_scores[:-1]])
+    ends = np.r_[starts[1:], len(scores)]
+    avg = (starts + ends + 1) / 2.0
+    ranks = np.empty(len(scores))
+    ranks[order] = np.repeat(avg, ends - starts)
+    return float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def _per_goal(values: np.ndarray, goal: np.ndarray, n_goals: int, reduce: Callable[[np.ndarray], float]) -> np.ndarray:
+    """``reduce`` of ``values`` per goal (finite values only); the overall one for goals without any."""
+    ok = np.isfinite(values)
+    overall = reduce(values[ok]) if ok.any() else 0.0
+    out = np.full(n_goals, overall, dtype=np.float64)
+    for g in range(n_goals):
+        m = ok & (goal == g)
+        if m.any():
+            out[g] = reduce(values[m])
+    return out
+
+
+def _mae(pred: np.ndarray, truth: np.ndarray) -> float:
+    return float(np.mean(np.abs(pred - truth))) if len(truth) else float("nan")
+
+
+# --- training ---------------------------------------------------------------------------------------------
+def resolve_domain(log: Any, domain: Domain | None = None) -> Domain:
+    """The domain of ``log``: ``domain`` if given (checked), else the example world with the log's fingerprint."""
+    if domain is not None:
+        fp = fingerprint(domain)
+        if fp != log.fingerprint:
+            raise ValueError(
+                f"the outcome log is of domain '{log.domain_name}' (fingerprint {log.fingerprint}), "
+                f"not of domain '{domain.name}' (fingerprint {fp})"
+            )
+        return domain
+    try:
+        from goap.domain_file import load_domain
+        from worlds import WORLDS, domain_path
+    except ImportError:
+        WORLDS = {}  # noqa: N806
+    for name in sorted(WORLDS):
+        d = load_domain(domain_path(name))
+        if fingerprint(d) == log.fingerprint:
+            return d
+    raise ValueError(
+        f"the outcome log is of domain '{log.domain_name}' (fingerprint {log.fingerprint}), which is not one of "
+        "the example worlds: give its domain file (--domain FILE)"
+    )
+
+
+def train(
+    log: Any,
+    epochs: int = 20,
+    seed: int = 0,
+    *,
+    domain: Domain | None = None,
+    hidden: tuple[int, ...] = (64, 64),
+    batch_size: int = 512,
+    lr: float = 3e-3,
+    held_out: float = 0.2,
+    device: str = "cpu",
+    progress: Callable[[int, int, float], None] | None = None,
+) -> tuple[UtilityModel, dict[str, Any]]:
+    """Fit a `UtilityModel` to ``log``; returns it (on the CPU, eval mode) and the report (`format_report`).
+
+    Args:
+        log: an `goap.outcomes.OutcomeLog`.
+        epochs: passes over the training rows.
+        seed: seeds the split, the initial weights and the minibatch order.
+        domain: the log's domain; found among the example worlds by fingerprint when omitted.
+        hidden: hidden layer sizes.
+        batch_size, lr: minibatch size and Adam's learning rate.
+        held_out: fraction of rows held out for the report.
+        progress: called after each epoch with (epoch, epochs, mean training loss).
+    """
+    if epochs < 1:
+        raise ValueError(f"epochs must be >= 1, got {epochs}")
+    if not 0.0 < held_out < 1.0:
+        raise ValueError(f"held_out must be between 0 and 1, got {held_out}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if len(log) == 0:
+        raise ValueError("the outcome log is empty: nothing to train on")
+    domain = resolve_domain(log, domain)
+    data = dataset(log, domain)
+    if len(data) < MIN_ROWS:
+        raise ValueError(
+            f"too few usable rows to train on: {len(data)} (of {len(log)} in the log; at least {MIN_ROWS} needed)"
+        )
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(len(data))
+    n_test = max(MIN_HELD_OUT, int(round(held_out * len(data))))
+    test, tr = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+
+    G = len(domain.goals)
+    finite_cost = np.isfinite(data.log_cost[tr])
+    known_value = np.isfinite(data.value[tr])
+    stats = {
+        "cost_mean": float(data.log_cost[tr][finite_cost].mean()) if finite_cost.any() else 0.0,
+        "cost_std": float(data.log_cost[tr][finite_cost].std()) if finite_cost.sum() > 1 else 1.0,
+        "value_mean": float(data.value[tr][known_value].mean()) if known_value.any() else 0.0,
+        "value_std": float(data.value[tr][known_value].std()) if known_value.sum() > 1 else 1.0,
+    }
+    stats = {k: (v if not k.endswith("_std") or v > 1e-6 else 1.0) for k, v in stats.items()}
+
+    torch.manual_seed(seed)
+    model = UtilityModel.for_domain(domain, hidden=tuple(hidden), stats=stats).to(device)
+    x = torch.from_numpy(data.x).to(device)
+    y_f = torch.from_numpy(data.feasible).to(device)
+    y_c = torch.from_numpy(np.nan_to_num((data.log_cost - stats["cost_mean"]) / stats["cost_std"], nan=0.0)).to(device)
+    m_c = torch.from_numpy(np.isfinite(data.log_cost)).to(device)
+    y_v = torch.from_numpy(np.nan_to_num((data.value - stats["value_mean"]) / stats["value_std"], nan=0.0)).to(device)
+    m_v = torch.from_numpy(np.isfinite(data.value)).to(device)
+    train_idx = torch.from_numpy(tr).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+
+    def masked_mse(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        w = mask.to(pred.dtype)
+        return ((pred - target) ** 2 * w).sum() / w.sum().clamp_min(1.0)
+
+    model.train()
+    losses = []
+    for epoch in range(epochs):
+        order = train_idx[torch.randperm(len(train_idx), generator=gen).to(device)]
+        total, batches = 0.0, 0
+        for start in range(0, len(order), batch_size):
+            b = order[start : start + batch_size]
+            out = model(x[b])
+            loss = bce(out[:, 0], y_f[b])
+            loss = loss + masked_mse(out[:, 1], y_c[b], m_c[b]) + masked_mse(out[:, 2], y_v[b], m_v[b])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            total += float(loss.detach())
+            batches += 1
+        losses.append(total / max(batches, 1))
+        if progress is not None:
+            progress(epoch + 1, epochs, losses[-1])
+    model = model.cpu().eval()
+    seconds = time.perf_counter() - t0
+
+    report = evaluate(model, data, tr, test, G)
+    report.update({
+        "domain": domain.name,
+        "rows": len(log),
+        "rows_used": len(data),
+        "rows_dropped": data.dropped,
+        "train_rows": len(tr),
+        "held_out_rows": len(test),
+        "epochs": epochs,
+        "seed": seed,
+        "final_loss": losses[-1],
+        "train_seconds": seconds,
+    })
+    model.summary = {k: v for k, v in report.items() if not isinstance(v, dict)}
+    return model, report
+
+
+def evaluate(model: UtilityModel, data: Dataset, tr: np.ndarray, test: np.ndarray, n_goals: int) -> dict[str, Any]:
+    """The report's metrics on the ``test`` rows; baselines fitted on the ``tr`` rows."""
+    pred = model.predict(data.x[test])
+    g_tr, g_te = data.goal[tr], data.goal[test]
+    y = data.feasible[test]
+    rate = _per_goal(data.feasible[tr].astype(np.float64), g_tr, n_goals, np.mean)
+    feas = {
+        "auc": auc(pred["p_feasible"], y),
+        "auc_baseline": auc(rate[g_te], y),
+        "accuracy": float(np.mean((pred["p_feasible"] >= 0.5) == (y == 1))),
+        "accuracy_baseline": float(np.mean((rate[g_te] >= 0.5) == (y == 1))),
+        "positive_rate": float(y.mean()) if len(y) else float("nan"),
+    }
+    cost_tr = np.expm1(data.log_cost[tr].astype(np.float64))
+    cost_te = np.expm1(data.log_cost[test].astype(np.float64))
+    c_ok = np.isfinite(cost_te)
+    mean_cost = _per_goal(cost_tr, g_tr, n_goals, np.mean)
+    cost = {
+        "mae": _mae(pred["cost"][c_ok], cost_te[c_ok]),
+        "mae_baseline": _mae(mean_cost[g_te][c_ok], cost_te[c_ok]),
+        "rows": int(c_ok.sum()),
+    }
+    v_te = data.value[test].astype(np.float64)
+    v_ok = np.isfinite(v_te)
+    mean_value = _per_goal(data.value[tr].astype(np.float64), g_tr, n_goals, np.mean)
+    value = {
+        "mae": _mae(pred["value"][v_ok], v_te[v_ok]),
+        "mae_baseline": _mae(mean_value[g_te][v_ok], v_te[v_ok]),
+        "rows": int(v_ok.sum()),
+    }
+    return {"feasible": feas, "cost": cost, "value": value}
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as a small text table: each metric, the model, the baseline."""
+
+    def f(v: float) -> str:
+        return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4f}"
+
+    fe, co, va = report["feasible"], report["cost"], report["value"]
+    rows = [
+        ("feasible AUC", f(fe["auc"]), f(fe["auc_baseline"]), "per-goal rate"),
+        ("feasible accuracy", f(fe["accuracy"]), f(fe["accuracy_baseline"]), "per-goal majority"),
+        (f"cost MAE ({co['rows']} rows)", f(co["mae"]), f(co["mae_baseline"]), "per-goal mean"),
+        (f"value MAE ({va['rows']} rows)", f(va["mae"]), f(va["mae_baseline"]), "per-goal mean"),
+    ]
+    head = ("metric (held out)", "model", "baseline", "baseline is")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
+    lines = [
+        f"domain {report['domain']}: {report['rows_used']} rows used of {report['rows']} "
+        f"({report['train_rows']} train, {report['held_out_rows']} held out), {report['epochs']} epochs, "
+        f"seed {report['seed']}, {report['train_seconds']:.1f} s",
+        "  ".join(h.ljust(w) if i in (0, 3) else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths, strict=True))),
+        "  ".join("-" * w for w in widths),
+    ]
+    for r in rows:
+        lines.append("  ".join(c.ljust(w) if i in (0, 3) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths,
+                                                                                                      strict=True))))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+# --- the `goap train` command -----------------------------------------------------------------------------
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``goap train --data FILE [--epochs E] [--seed S] --out MODEL`` and its options."""
+    parser.add_argument("--data", required=True, metavar="FILE", help="an outcome log (.npz) to train on")
+    parser.add_argument("--out", required=True, metavar="MODEL", help="where to write the model (.pt)")
+    parser.add_argument("--epochs", type=int, default=20, help="passes over the training rows (default 20)")
+    parser.add_argument("--seed", type=int, default=0, help="seeds the split, the weights and the batches")
+    parser.add_argument("--domain", metavar="FILE",
+                        help="the log's domain file (default: the example world whose domain the log is of)")
+    parser.add_argument("--hidden", default="64,64", help="hidden layer sizes, comma-separated (default 64,64)")
+    parser.add_argument("--batch-size", type=int, default=512, help="minibatch size (default 512)")
+    parser.add_argument("--lr", type=float, default=3e-3, help="Adam's learning rate (default 0.003)")
+    parser.add_argument("--held-out", type=float, default=0.2, help="fraction of rows held out (default 0.2)")
+    parser.add_argument("--device", default="cpu", help="torch device to train on (default cpu)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Train on ``args.data``, print the report, write ``args.out``. Errors are ValueErrors with clear messages."""
+    from goap.outcomes import OutcomeLog
+
+    data = Path(args.data)
+    if not data.is_file():
+        raise ValueError(f"{data}: no such outcome log")
+    try:
+        hidden = tuple(int(h) for h in str(args.hidden).split(","))
+    except ValueError:
+        raise ValueError(f"--hidden must be comma-separated integers, got {args.hidden!r}") from None
+    domain = None
+    if getattr(args, "domain", None):
+        from goap.domain_file import load_domain
+
+        domain = load_domain(args.domain)
+    log = OutcomeLog.load(data)
+    show = not getattr(args, "quiet", False) and sys.stderr.isatty()
+
+    def bar(epoch: int, epochs: int, loss: float) -> None:
+        done = epoch / epochs
+        print(f"\rtrain: epoch {epoch}/{epochs} [{'=' * int(30 * done):<30s}] loss {loss:.4f}", end="",
+              file=sys.stderr, flush=True)
+
+    model, report = train(
+        log, epochs=args.epochs, seed=args.seed, domain=domain, hidden=hidden, batch_size=args.batch_size,
+        lr=args.lr, held_out=args.held_out, device=args.device, progress=bar if show else None,
+    )
+    if show:
+        print(file=sys.stderr)
+    print(format_report(report))
+    model.save(args.out)
+    print(f"model written to {args.out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m goap.learn.train``: the same as ``goap train``."""
+    parser = argparse.ArgumentParser(prog="goap train", description="train a goal utility model on outcomes")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except ValueError as e:
+        print(f"goap: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
