@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -232,3 +233,19 @@ def test_cpu_scratch_stays_within_the_memory_cap():
     batch = big.plan(states, np.full(40, domain.goal_index("five"), np.int32))
     assert (batch.status == Status.OK).all() and (batch.cost == 8).all()  # make_a, make_b, count x 5
     assert 0 < big.scratch_bytes <= cap
+
+
+def test_one_level_heuristic_matches_its_reference_and_expands_more():
+    domain = load_domain(Path(__file__).resolve().parent.parent / "worlds/village/domain.toml")
+    problems = random_problems(domain, 150, seed=4, walk=8)
+    two = ReferencePlanner(domain)
+    states = two.tables.pack_states(problems.values)
+    ref = ReferencePlanner(two.tables, heuristic="h1")
+    fast = WarpAStarPlanner(two.tables, heuristic="h1", device=DEVICE)
+    r, f, best = ref.plan(states, problems.goals), fast.plan(states, problems.goals), two.plan(states, problems.goals)
+    assert_same(r, f, domain, problems.values, problems.goals, two.tables.goals)
+    both = (best.status == Status.OK) & (f.status == Status.OK)
+    np.testing.assert_array_equal(f.cost[both], best.cost[both])  # both admissible: the same optimal costs
+    assert f.expanded[both].sum() > best.expanded[both].sum()  # the two-level heuristic is the stronger one
+    with pytest.raises(ValueError, match="unknown heuristic"):
+        WarpAStarPlanner(domain, heuristic="lmcut", device=DEVICE)

@@ -380,7 +380,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
 
     @wp.func
     def heuristic(
-        sc: Scratch, t: int, n: int, gt: GoalArrays, g: int, rx: RelaxArrays, c_min: float
+        sc: Scratch, t: int, n: int, gt: GoalArrays, g: int, rx: RelaxArrays, c_min: float, two_level: int
     ) -> float:
         unsat = int(0)
         h_two = float(0.0)
@@ -394,9 +394,10 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                     c = sc.act_cost[t, a]
                     if not wp.isinf(c):
                         pending = float(0.0)
-                        for p in range(rx.pre_start[a], rx.pre_start[a + 1]):
-                            if pre_pending(sc, t, n, rx, p):
-                                pending = wp.max(pending, sc.pre_cost[t, p])
+                        if two_level != 0:
+                            for p in range(rx.pre_start[a], rx.pre_start[a + 1]):
+                                if pre_pending(sc, t, n, rx, p):
+                                    pending = wp.max(pending, sc.pre_cost[t, p])
                         best = wp.min(best, c + pending)
                 h_two = wp.max(h_two, best)
         if unsat == 0:
@@ -439,6 +440,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
         max_pops: int,
         weight: float,
         greedy: int,
+        two_level: int,
         sc: Scratch,
         out: Results,
     ):
@@ -479,7 +481,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                 best = wp.min(best, sc.act_cost[t, rx.pre_ach_action[q]])
             sc.pre_cost[t, p] = best
 
-        h0 = heuristic(sc, t, 0, gt, g, rx, c_min)
+        h0 = heuristic(sc, t, 0, gt, g, rx, c_min, two_level)
         if wp.isinf(h0):
             out.status[row] = wp.int8(STATUS_NO_PLAN)
             return
@@ -527,7 +529,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                 known = sc.table[t, slot]
                 h_child = float(0.0)
                 if known < 0:
-                    h_child = heuristic(sc, t, spare, gt, g, rx, c_min)
+                    h_child = heuristic(sc, t, spare, gt, g, rx, c_min, two_level)
                     if wp.isinf(h_child):
                         continue
                     if count >= max_nodes:

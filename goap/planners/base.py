@@ -104,13 +104,18 @@ class Planner(Protocol):
     ) -> PlanBatch: ...
 
 
-def check_options(max_nodes: int, max_plan_length: int, weight: float = 1.0) -> None:
+HEURISTICS = ("h2", "h1")
+
+
+def check_options(max_nodes: int, max_plan_length: int, weight: float = 1.0, heuristic: str = "h2") -> None:
     if not isinstance(max_nodes, int | np.integer) or not 2 <= max_nodes <= 2**28:
         raise ValueError(f"max_nodes must be an integer in 2..2**28, got {max_nodes!r}")
     if not isinstance(max_plan_length, int | np.integer) or not 1 <= max_plan_length <= 4096:
         raise ValueError(f"max_plan_length must be an integer in 1..4096, got {max_plan_length!r}")
     if isinstance(weight, bool) or not isinstance(weight, int | float) or not 1.0 <= weight < float("inf"):
         raise ValueError(f"weight must be a finite number >= 1, got {weight!r}")
+    if heuristic not in HEURISTICS:
+        raise ValueError(f"unknown heuristic {heuristic!r} (known: {', '.join(HEURISTICS)})")
 
 
 def check_inputs(

@@ -10,7 +10,8 @@ The search, which the Warp planner follows step for step:
   - max over j in U of: min over the enabled actions a that can make j true of cost(a) + the largest, over
     a's preconditions p false in s, of the cheapest enabled action that can make p true. (Some action must
     make j true, and before it, each of its false preconditions must be made true by some action: this is
-    h_max cut off after two levels, cheap enough to compute at every node.)
+    h_max cut off after two levels, cheap enough to compute at every node.) With ``heuristic="h1"``, only the
+    cheapest enabled achiever of j: weaker, cheaper per node.
   - ceil(|U| / e) * c_min, where e is the most conditions of this goal a single action can make true and
     c_min the cheapest enabled action (each step fixes at most e conditions and costs at least c_min).
   A condition with no usable achiever gives h = inf: the state is a dead end and is not stored.
@@ -60,12 +61,14 @@ class ReferencePlanner:
         max_plan_length: int = DEFAULT_MAX_PLAN_LENGTH,
         weight: float = 1.0,
         greedy: bool = False,
+        heuristic: str = "h2",
         device: str | None = None,
     ):
         """``weight`` > 1 orders the open list by g + weight * h (plans cost at most weight x optimal);
-        ``greedy`` orders it by h alone. ``device`` is accepted for a common signature: this planner runs on the
-        host."""
-        check_options(max_nodes, max_plan_length, weight)
+        ``greedy`` orders it by h alone. ``heuristic`` is "h2" or "h1" (see the module docstring). ``device`` is
+        accepted for a common signature: this planner runs on the host."""
+        check_options(max_nodes, max_plan_length, weight, heuristic)
+        self.heuristic = heuristic
         self.tables = domain if isinstance(domain, DomainTables) else encode(domain)
         self.domain = self.tables.domain
         self.max_nodes = int(max_nodes)
@@ -136,6 +139,8 @@ class ReferencePlanner:
 
         def through(a: int, state: State) -> float:
             """The cost of achiever a plus the dearest of its preconditions not yet true."""
+            if self.heuristic == "h1":
+                return costs[a]
             pending = [pre_cost[a][i] for i, p in enumerate(domain.actions[a].pre) if not holds(p, state)]
             return f32(costs[a] + max(pending, default=0.0))
 

@@ -70,6 +70,8 @@ class WarpAStarPlanner:
         max_scratch_bytes: the scratch one GPU wave, or all CPU threads together, may use (default 4 GiB).
         weight: order the open list by g + weight * h: plans cost at most weight x optimal, found faster.
         greedy: order the open list by h alone (greedy best-first): fastest, no bound on the cost.
+        heuristic: "h2" (default: h_max cut off after two levels) or "h1" (the cheapest achiever of each unmet
+            goal condition only): see `goap.planners.reference`.
     """
 
     name = "warp"
@@ -85,8 +87,10 @@ class WarpAStarPlanner:
         max_scratch_bytes: int = 4 << 30,
         weight: float = 1.0,
         greedy: bool = False,
+        heuristic: str = "h2",
     ):
-        check_options(max_nodes, max_plan_length, weight)
+        check_options(max_nodes, max_plan_length, weight, heuristic)
+        self.heuristic = heuristic
         self.weight = float(weight)
         self.greedy = bool(greedy)
         wp = init_warp()
@@ -186,7 +190,8 @@ class WarpAStarPlanner:
                 inputs=[
                     d_states, d_goals, common["costs"], common["has_costs"], common["enabled"],
                     common["has_enabled"], common["agent_ids"], common["use_ids"], first, self._acts, gt, self._rx,
-                    self.max_nodes, hash_size(self.max_nodes) - 1, max_pops, self.weight, int(self.greedy), sc, results,
+                    self.max_nodes, hash_size(self.max_nodes) - 1, max_pops, self.weight, int(self.greedy),
+                    int(self.heuristic == "h2"), sc, results,
                 ],
                 device=dev,
             )
