@@ -23,10 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the example worlds, from a checkout
 
+from goap.bench.selectors import print_selectors, run_world  # noqa: E402
 from goap.runtime import Brain  # noqa: E402
 from worlds import make_world  # noqa: E402
-
-SCORE_KEYS = ("wood_produced", "food_produced", "ore_produced", "fish_caught", "starving", "sites_depleted")
 
 
 def make_brain(args: argparse.Namespace, seed: int, goal_scorer=None) -> Brain:
@@ -35,29 +34,6 @@ def make_brain(args: argparse.Namespace, seed: int, goal_scorer=None) -> Brain:
         world.domain, args.agents, world=world, device=args.device, seed=seed,
         plan_budget=args.plan_budget or max(256, args.agents // 10), goal_scorer=goal_scorer,
     )
-
-
-def simulate(brain: Brain, ticks: int, label: str) -> dict[str, float]:
-    t0 = time.perf_counter()
-    for i in range(ticks):
-        brain.tick()
-        if sys.stderr.isatty() and (i % 10 == 0 or i == ticks - 1):
-            print(f"\r{label}: tick {i + 1}/{ticks}", end="", file=sys.stderr, flush=True)
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
-    c = brain.counters
-    achieved = max(c["goals_achieved"], 1)
-    out = {
-        "planning calls / goal achieved": c["plans_requested"] / achieved,
-        "failed plans / goal achieved": c["plans_failed"] / achieved,
-        "goals achieved": float(c["goals_achieved"]),
-        "goals achieved / agent-minute": c["goals_achieved"] / max(brain.n_agents, 1) / (max(ticks, 1) / 60.0),
-        "ms / tick": brain.summary(warmup=min(5, max(0, ticks - 1)))["ms_per_tick"]["mean"],
-        "wall s": time.perf_counter() - t0,
-    }
-    score = brain.world.score()
-    out.update({f"score: {k}": float(score[k]) for k in SCORE_KEYS if k in score})
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         brain = make_brain(args, args.seed)
         log = brain.record_outcomes()
         t0 = time.perf_counter()
-        simulate(brain, args.ticks, "collect")
+        run_world(brain, args.ticks, "collect")
         print(f"collected {len(log)} outcomes: {args.agents} agents x {args.ticks} ticks, seed {args.seed} "
               f"({time.perf_counter() - t0:.1f} s)")
         if args.save_data:
@@ -119,20 +95,15 @@ def main(argv: list[str] | None = None) -> int:
     }
     domain = make_world("village").domain
     seed = args.seed + 1
-    results = {"priority": simulate(make_brain(args, seed), args.ticks, "priority")}
+    priority = {"selector": "priority", **run_world(make_brain(args, seed), args.ticks, "priority")}
     selector = UtilitySelector(model, domain, device=args.torch_device, **weights)
-    results["utility"] = simulate(make_brain(args, seed, goal_scorer=selector), args.ticks, "utility")
-    results["utility"]["selector ms / tick"] = 1000.0 * selector.seconds / max(selector.calls, 1)
-    results["priority"]["selector ms / tick"] = 0.0
+    utility = {"selector": "utility", **run_world(make_brain(args, seed, goal_scorer=selector), args.ticks, "utility")}
 
     print()
     print(f"evaluation: village, {args.agents} agents, {args.ticks} ticks, seed {seed}; utility = priority * "
-          f"P^{weights['alpha']:g} + {weights['beta']:g} * value - {weights['gamma']:g} * cost")
-    width = max(len(k) for k in results["priority"])
-    print(f"{'':{width}s}  {'priority':>10s}  {'utility':>10s}")
-    for key in results["priority"]:
-        a, b = results["priority"][key], results["utility"][key]
-        print(f"{key:{width}s}  {a:10.3f}  {b:10.3f}")
+          f"P^{weights['alpha']:g} + {weights['beta']:g} * value - {weights['gamma']:g} * cost "
+          f"(selector: {1000.0 * selector.seconds / max(selector.calls, 1):.2f} ms per tick)")
+    print_selectors([priority, utility])
     return 0
 
 

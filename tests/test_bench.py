@@ -126,3 +126,30 @@ def test_plot_needs_matplotlib(tmp_path):
         assert _run("--suite", "random", "--facts", "16", "--problems", "4", "--planners", "reference",
                     "--plot", str(tmp_path / "p.png")) == 0
         assert (tmp_path / "p.png").stat().st_size > 0
+
+
+def test_selector_comparison_on_a_world(tmp_path):
+    out = ["--json", str(tmp_path / "out.json"), "--csv", str(tmp_path / "out.csv")]
+    assert _run("--suite", "world:soldier", "--selectors", "priority", "--agents", "40", "--ticks", "12",
+                "--planners", "warp", "--device", "cpu", *out) == 0
+    data, rows = _read(tmp_path)
+    (row,) = data["results"]
+    assert row["selector"] == "priority" and row["planner"] == "warp" and row["ticks"] == 12
+    assert row["goals_achieved"] > 0
+    assert row["planning_calls_per_goal"] >= row["failed_plans_per_goal"] >= 0
+    assert row["goals_per_agent_minute"] == pytest.approx(row["goals_achieved"] / 40 / (12 / 60))
+    assert rows[0]["selector"] == "priority" and "score_kills_team0" in rows[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--suite", "world:soldier", "--selectors", "utility"], "needs --model"),
+        (["--suite", "world:soldier", "--selectors", "clever"], "unknown selector 'clever'"),
+        (["--suite", "random", "--selectors", "priority"], "use --suite world:NAME"),
+        (["--suite", "world:moon", "--selectors", "priority"], "unknown world 'moon'"),
+    ],
+)
+def test_selector_comparison_bad_arguments(argv, message):
+    with pytest.raises(ValueError, match=message):
+        _run(*argv, "--agents", "5", "--ticks", "1", "--device", "cpu")

@@ -112,6 +112,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--agents", type=_positive_int, default=1000, help="world: agents (default 1000)")
     p.add_argument("--ticks", type=_positive_int, default=100, help="world: ticks (default 100)")
     p.add_argument("--seed", type=int, default=0, help="random and world: seed (default 0)")
+    p.add_argument("--selectors", default=None,
+                   help="world: compare goal selectors instead of planners (priority,utility), one run each")
+    p.add_argument("--model", metavar="FILE", help="world: the utility selector's model (goap train)")
+    p.add_argument("--plan-budget", type=_positive_int, default=None,
+                   help="world: agents planned per tick (default: a tenth of the agents, at least 256)")
     p.add_argument("--json", metavar="FILE", help="write {results, summary} as one JSON object")
     p.add_argument("--csv", metavar="FILE", help="write the result rows as CSV")
     p.add_argument("--plot", metavar="FILE.png", help="write a cactus plot (problems solved against time); matplotlib")
@@ -155,6 +160,8 @@ class Problems:
 def run(args: argparse.Namespace) -> int:
     """Run ``goap bench``; raises ValueError / DomainError with a clear message for bad input."""
     suite = str(args.suite)
+    if getattr(args, "selectors", None):
+        return _run_selectors(args, suite)
     planners = _planner_list(args.planners)
     options = _planner_options(args.planner_option, planners)
     is_pddl = suite == "pddl"
@@ -210,6 +217,41 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         plot_cactus(rows, args.plot)
     return 130 if interrupted else 0
+
+
+def _run_selectors(args: argparse.Namespace, suite: str) -> int:
+    """``--selectors``: the world run once per goal selector, same seed; the last of ``--planners`` plans."""
+    from goap.bench.selectors import compare_selectors, print_selectors
+    from goap.runtime import Brain
+
+    if not suite.startswith("world:"):
+        raise ValueError("--selectors compares goal selectors on a world: use --suite world:NAME")
+    from worlds import make_world
+
+    name = suite.split(":", 1)[1]
+    make_world(name)  # a clear error for an unknown world before anything runs
+    planner = _planner_list(args.planners)[-1]
+    budget = args.plan_budget or max(256, args.agents // 10)
+
+    def make_brain(scorer: Any) -> Any:
+        world = make_world(name)
+        return Brain(world.domain, args.agents, world=world, planner=planner, device=args.device,
+                     plan_budget=budget, seed=args.seed, goal_scorer=scorer)
+
+    rows = compare_selectors(make_brain, [s.strip() for s in args.selectors.split(",") if s.strip()], args.ticks,
+                             model=args.model, domain=make_world(name).domain)
+    for r in rows:
+        r.update({"suite": suite, "planner": planner, "seed": args.seed, "plan_budget": budget})
+    if not args.quiet:
+        print(f"{suite}: {args.agents} agents, {args.ticks} ticks, seed {args.seed}, planner {planner}")
+        print_selectors(rows)
+    if args.json:
+        _write_atomic(args.json, json.dumps({"results": rows, "summary": rows}, indent=1) + "\n")
+    if args.csv:
+        flat = [{k: v for k, v in r.items() if k != "score"} | {f"score_{k}": v for k, v in r["score"].items()}
+                for r in rows]
+        _write_atomic(args.csv, rows_to_csv(flat))
+    return 0
 
 
 def _planner_list(text: str) -> list[str]:
