@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from goap.argtypes import non_negative_int, positive_int
 from goap.domain import BOOL, ENUM, DomainError
 from goap.domain_file import load_domain
 from goap.planners.base import DEFAULT_MAX_NODES, DEFAULT_MAX_PLAN_LENGTH, PLANNERS
@@ -30,26 +31,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"goap: error: {message}\n")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="goap", description="Goal-oriented action planning for many agents at once, on Warp.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -61,28 +42,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("describe", help="facts with their bit layout, actions and goals, as tables")
     d.add_argument("domain")
-    d.add_argument("--max-nodes", type=_positive_int, default=DEFAULT_MAX_NODES, help="budget for the memory line")
-    d.add_argument("--max-plan-length", type=_positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
+    d.add_argument("--max-nodes", type=positive_int, default=DEFAULT_MAX_NODES, help="budget for the memory line")
+    d.add_argument("--max-plan-length", type=positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
 
     s = sub.add_parser("solve", help="plan a batch of problems from a JSON-lines file; one result line each")
     s.add_argument("domain")
     s.add_argument("--problems", required=True, help="JSON lines: {id, start: {fact: value}, goal: name | {...}}")
     s.add_argument("--planner", default="reference", choices=sorted(PLANNERS), help="default: reference")
     s.add_argument("--device", default=None, help="Warp device for Warp planners (cpu, cuda:0); default: Warp's")
-    s.add_argument("--max-nodes", type=_positive_int, default=DEFAULT_MAX_NODES, help="states one search may store")
-    s.add_argument("--max-plan-length", type=_positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
+    s.add_argument("--max-nodes", type=positive_int, default=DEFAULT_MAX_NODES, help="states one search may store")
+    s.add_argument("--max-plan-length", type=positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
     s.add_argument("--stats", action="store_true", help="print planning throughput as JSON, last line on stderr")
 
     r = sub.add_parser("run", help="run a world headless and print a summary of the agents and the tick")
     r.add_argument("--world", required=True, help="a world name (village, soldier)")
-    r.add_argument("--agents", type=_non_negative_int, default=1000)
-    r.add_argument("--ticks", type=_non_negative_int, default=600)
+    r.add_argument("--agents", type=non_negative_int, default=1000)
+    r.add_argument("--ticks", type=non_negative_int, default=600)
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--device", default=None, help="Warp device for the planner (cpu, cuda:0)")
     r.add_argument("--planner", default="warp", choices=sorted(PLANNERS))
-    r.add_argument("--plan-budget", type=_positive_int, default=None,
+    r.add_argument("--plan-budget", type=positive_int, default=None,
                    help="most agents planned per tick (default: a tenth of the agents, at least 256)")
-    r.add_argument("--warmup", type=_non_negative_int, default=30, help="ticks left out of the timing summary")
+    r.add_argument("--warmup", type=non_negative_int, default=30, help="ticks left out of the timing summary")
     r.add_argument("--json", metavar="FILE", help="write the summary as one JSON object")
     r.add_argument("--selector", choices=["priority", "utility"], default="priority",
                    help="goal choice: the world's priorities, or a learned utility model (--model; needs torch)")

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from goap.argtypes import non_negative_int, positive_int
+
 INSTALL_HINT = "pip install warp-goap[viewer]"
 
 
@@ -49,26 +51,6 @@ def _size(text: str) -> tuple[int, int]:
     return w, h
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
-    return value
-
-
 def _speed(text: str) -> float:
     try:
         value = float(text)
@@ -82,24 +64,24 @@ def _speed(text: str) -> float:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``goap view`` (the lead's cli adds the subcommand and calls `run`)."""
     parser.add_argument("--world", required=True, help="a world name (village, soldier)")
-    parser.add_argument("--agents", type=_non_negative_int, default=2000, help="number of agents (default 2000)")
+    parser.add_argument("--agents", type=non_negative_int, default=2000, help="number of agents (default 2000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default=None, help="Warp device for the planner (cpu, cuda:0); default: Warp's")
     parser.add_argument("--planner", default="warp", help="a registered planner (default warp)")
-    parser.add_argument("--plan-budget", type=_positive_int, default=None,
+    parser.add_argument("--plan-budget", type=positive_int, default=None,
                         help="most agents planned per tick (default max(256, agents/10))")
     parser.add_argument("--headless", action="store_true",
                         help="no window (SDL dummy driver): render --frames frames, one tick each, and report timing")
-    parser.add_argument("--frames", type=_positive_int, default=None,
+    parser.add_argument("--frames", type=positive_int, default=None,
                         help="stop after this many frames (headless default 60)")
     parser.add_argument("--screenshot", default=None, metavar="PNG", help="write the last frame to this PNG file")
     parser.add_argument("--select", type=int, default=None, metavar="ID", help="inspect this agent from the start")
     parser.add_argument("--record", default=None, metavar="DIR", help="write frames as DIR/frame_00000.png ...")
-    parser.add_argument("--record-every", type=_positive_int, default=1, metavar="K", help="with --record: every K-th")
+    parser.add_argument("--record-every", type=positive_int, default=1, metavar="K", help="with --record: every K-th")
     parser.add_argument("--size", type=_size, default=(1280, 800), metavar="WxH", help="window size (default 1280x800)")
     parser.add_argument("--ticks-per-second", type=_speed, default=20.0,
                         help="simulation speed in a window (default 20; 0: as fast as it goes)")
-    parser.add_argument("--fps", type=_positive_int, default=30,
+    parser.add_argument("--fps", type=positive_int, default=30,
                         help="frame-rate cap in a window (default 30: leaves the CPU to the simulation)")
     parser.add_argument("--sim-thread", action="store_true",
                         help="headless: tick in the background thread at --ticks-per-second instead of once a frame")

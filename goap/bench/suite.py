@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from goap.argtypes import positive_float, positive_int
 from goap.planners.base import DEFAULT_MAX_NODES, DEFAULT_MAX_PLAN_LENGTH, PLANNERS, Status
 
 PDDL_MAX_NODES = 1_000_000
@@ -65,26 +66,6 @@ ROW_KEYS = (
 
 
 # --- arguments -------------------------------------------------------------------------------------------------
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0 or not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of ``goap bench`` (the CLI adds them to its ``bench`` subcommand)."""
     p = parser
@@ -93,12 +74,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--planner-option", action="append", default=[], metavar="[PLANNER:]KEY=VALUE",
                    help="passed to make_planner (repeatable; VALUE is JSON or a string; PLANNER: limits it to one)")
     p.add_argument("--device", default=None, help="Warp device for Warp planners (cpu, cuda:0); default: Warp's")
-    p.add_argument("--max-nodes", type=_positive_int, default=None,
+    p.add_argument("--max-nodes", type=positive_int, default=None,
                    help=f"states one search may store (default {PDDL_MAX_NODES:,} for pddl, "
                         f"{DEFAULT_MAX_NODES} otherwise)")
-    p.add_argument("--max-plan-length", type=_positive_int, default=None,
+    p.add_argument("--max-plan-length", type=positive_int, default=None,
                    help=f"default {PDDL_MAX_PLAN_LENGTH} for pddl, {DEFAULT_MAX_PLAN_LENGTH} otherwise")
-    p.add_argument("--time-limit", type=_positive_float, default=60.0, metavar="S",
+    p.add_argument("--time-limit", type=positive_float, default=60.0, metavar="S",
                    help="seconds per problem (default 60): interrupts the reference planner; see the docs for Warp")
     p.add_argument("--pddl-root", default=None, metavar="DIR",
                    help="folder of DOMAIN/domain.pddl + DOMAIN/taskNN.pddl "
@@ -107,15 +88,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--tasks", default=None,
                    help="pddl: glob on 'domain/taskNN' or 'taskNN', comma-separated; no wildcard: a substring")
     p.add_argument("--facts", default="16,64,256", help="random: comma-separated domain sizes (default 16,64,256)")
-    p.add_argument("--problems", type=_positive_int, default=100,
+    p.add_argument("--problems", type=positive_int, default=100,
                    help="random: problems per size; world: most problems kept (default 100)")
-    p.add_argument("--agents", type=_positive_int, default=1000, help="world: agents (default 1000)")
-    p.add_argument("--ticks", type=_positive_int, default=100, help="world: ticks (default 100)")
+    p.add_argument("--agents", type=positive_int, default=1000, help="world: agents (default 1000)")
+    p.add_argument("--ticks", type=positive_int, default=100, help="world: ticks (default 100)")
     p.add_argument("--seed", type=int, default=0, help="random and world: seed (default 0)")
     p.add_argument("--selectors", default=None,
                    help="world: compare goal selectors instead of planners (priority,utility), one run each")
     p.add_argument("--model", metavar="FILE", help="world: the utility selector's model (goap train)")
-    p.add_argument("--plan-budget", type=_positive_int, default=None,
+    p.add_argument("--plan-budget", type=positive_int, default=None,
                    help="world: agents planned per tick (default: a tenth of the agents, at least 256)")
     p.add_argument("--json", metavar="FILE", help="write {results, summary} as one JSON object")
     p.add_argument("--csv", metavar="FILE", help="write the result rows as CSV")
