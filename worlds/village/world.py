@@ -58,7 +58,7 @@ PLACE_KIND = {
 STOCKED = (TREE, BUSH, ROCK_SITE, SPOT)
 CLAIMED = (TREE, BUSH, ROCK_SITE, SPOT, PLOT, ANVIL)
 MAX_STOCK = {TREE: 5, BUSH: 3, ROCK_SITE: 6, SPOT: 3}
-REGROW_P = {TREE: 0.03, BUSH: 0.03, ROCK_SITE: 0.01, SPOT: 0.04}  # chance per site and tick of +1
+REGROW_P = {TREE: 0.03, BUSH: 0.06, ROCK_SITE: 0.01, SPOT: 0.04}  # chance per site and tick of +1
 
 # Work actions: site kind, whether it takes one stock, whether it claims the site, ticks of work.
 WORK = {
@@ -114,7 +114,7 @@ WORK_RADIUS = 12.0  # a work action walks at most this far to its site
 BLOCK_TICKS = 8  # a failed action is disabled for the agent this long
 FIELD_EVERY = 8  # refresh each nearest-available-site field every this many ticks
 AGENTS_PER_HOUSE = 6
-HUNGER_EVERY, FATIGUE_EVERY = 60, 80
+HUNGER_EVERY, FATIGUE_EVERY = 120, 100
 VILLAGE_EATS_EVERY, FIRE_BURNS_EVERY, TAX_EVERY, TOOL_ORDER_EVERY = 150, 120, 400, 300
 STORM_P = 0.002
 DAY = 720  # ticks; the market closes for the last sixth of each day
@@ -255,7 +255,7 @@ class VillageWorld:
             ANVIL: max(4, N // 40),
             PLOT: max(8, N // 6),
             TREE: max(40, N // 2),
-            BUSH: max(20, N // 4),
+            BUSH: max(40, N // 2),
             ROCK_SITE: max(10, N // 10),
             SPOT: max(20, N // 8),
         }
@@ -397,7 +397,11 @@ class VillageWorld:
         agents = np.arange(N)
         cells = self._cells(self.positions)
         bush = self._nearest(np.full(N, BUSH), self.positions, agents, cells)
-        v[:, F["berries"]] = np.where(bush >= 0, np.minimum(self.site_stock[np.maximum(bush, 0)], 3), 0)
+        # What the nearest bush with berries has; the field can be a few ticks stale, and a bush it names may have
+        # been stripped since: then the agent still knows berries grow somewhere and will go and look.
+        stock = np.where(bush >= 0, np.minimum(self.site_stock[np.maximum(bush, 0)], 3), 0)
+        somewhere = bool(((self.site_kind == BUSH) & (self.site_stock > 0)).any())
+        v[:, F["berries"]] = np.where((bush >= 0) & (stock == 0) & somewhere, 1, stock)
         brain.states[...] = brain.tables.pack_states(v)
 
         # Costs: walking time to the nearest suitable site of each place.
