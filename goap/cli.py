@@ -83,13 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     if add_view_arguments is not None:
         add_view_arguments(sub.add_parser("view", help="watch a world's agents live in a window; inspect one"))
 
-    t = sub.add_parser("train", help="train a goal-utility model on logged planning outcomes (needs torch)")
-    try:
-        from goap.learn.train import add_arguments as add_train_arguments
-    except Exception:  # LearnUnavailable: torch is missing; say so when the command runs, not when parsing
-        t.add_argument("rest", nargs=argparse.REMAINDER)
-    else:
-        add_train_arguments(t)
+    from goap.learn.options import add_arguments as add_train_arguments
+
+    add_train_arguments(sub.add_parser("train", help="train a goal-utility model on logged planning outcomes (torch)"))
 
     sub.add_parser("planners", help="list the registered planners")
     return p
