@@ -73,7 +73,7 @@ class ReferencePlanner:
         self.domain = self.tables.domain
         self.max_nodes = int(max_nodes)
         self.max_plan_length = int(max_plan_length)
-        self.weight = float(weight)
+        self.weight = f32(weight)  # the kernels receive it as a float32
         self.greedy = bool(greedy)
 
     def order(self, g: float, h: float) -> float:
