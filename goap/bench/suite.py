@@ -100,7 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="world: agents planned per tick (default: a tenth of the agents, at least 256)")
     p.add_argument("--json", metavar="FILE", help="write {results, summary} as one JSON object")
     p.add_argument("--csv", metavar="FILE", help="write the result rows as CSV")
-    p.add_argument("--plot", metavar="FILE.png", help="write a cactus plot (problems solved against time); matplotlib")
+    p.add_argument("--plot", metavar="FILE.png", help="plots: time, cost ratio, scaling with facts (matplotlib)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     return p
 
@@ -683,26 +683,52 @@ def _require_matplotlib() -> Callable[..., Any]:
 
 
 def plot_cactus(rows: list[dict[str, Any]], path: str) -> None:
-    """Problems solved (within the limit) against seconds per problem, one line per (suite, planner)."""
+    """Three panels, one colour per planner: problems solved against seconds per problem (a cactus plot), the
+    mean cost ratio to the optimum per group (what a faster planner gives up), and the median seconds per
+    problem against the number of facts (how it scales)."""
     plt = _require_matplotlib()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    lines: dict[tuple[str, str], list[float]] = {}
-    for r in rows:
-        if r["status"] in SOLVED and not r["over_time"]:
-            lines.setdefault((r["suite"], r["planner"]), []).append(max(r["seconds"], 1e-6))
-    for (suite, planner), secs in sorted(lines.items()):
-        secs.sort()
-        ax.step(secs, range(1, len(secs) + 1), where="post", label=f"{planner} ({suite})")
-    ax.set_xscale("log")
-    ax.set_xlabel("seconds per problem")
-    ax.set_ylabel("problems solved")
-    ax.grid(True, alpha=0.3)
-    if lines:
-        ax.legend()
+    fig, (ax_time, ax_cost, ax_scale) = plt.subplots(1, 3, figsize=(16, 4.5))
+    planners = sorted({r["planner"] for r in rows})
+    colour = {p: f"C{i % 10}" for i, p in enumerate(planners)}
+    solved = [r for r in rows if r["status"] in SOLVED and not r["over_time"]]
+
+    for planner in planners:
+        secs = sorted(max(r["seconds"], 1e-6) for r in solved if r["planner"] == planner)
+        if secs:
+            ax_time.step(secs, range(1, len(secs) + 1), where="post", label=planner, color=colour[planner])
+    ax_time.set(xscale="log", xlabel="seconds per problem", ylabel="problems solved", title="time")
+
+    groups = sorted({r["group"] for r in rows})
+    width = 0.8 / max(1, len(planners))
+    for k, planner in enumerate(planners):
+        ratios = []
+        for g in groups:
+            vals = [r["cost"] / r["optimal"] for r in solved
+                    if r["planner"] == planner and r["group"] == g and r.get("optimal") and r["cost"] is not None]
+            ratios.append(float(np.mean(vals)) if vals else np.nan)
+        ax_cost.bar(np.arange(len(groups)) + k * width, ratios, width, label=planner, color=colour[planner])
+    ax_cost.set_xticks(np.arange(len(groups)) + 0.4 - width / 2, groups, rotation=30, ha="right")
+    ax_cost.axhline(1.0, color="grey", lw=0.8)
+    ax_cost.set(ylabel="mean cost / optimal", title="cost")
+
+    for planner in planners:
+        by_facts: dict[int, list[float]] = {}
+        for r in rows:
+            if r["planner"] == planner and r.get("n_facts"):
+                by_facts.setdefault(int(r["n_facts"]), []).append(max(r["seconds"], 1e-6))
+        if by_facts:
+            xs = sorted(by_facts)
+            ax_scale.plot(xs, [float(np.median(by_facts[x])) for x in xs], "o-", label=planner, color=colour[planner])
+    ax_scale.set(xscale="log", yscale="log", xlabel="facts", ylabel="median seconds per problem", title="scaling")
+
+    for ax in (ax_time, ax_cost, ax_scale):
+        ax.grid(True, alpha=0.3)
+    if planners:
+        ax_time.legend()
     target = Path(path)
     tmp = target.with_name(f".{target.stem}.{os.getpid()}.tmp{target.suffix or '.png'}")
     try:
-        fig.savefig(tmp, dpi=120, bbox_inches="tight")
+        fig.savefig(tmp, dpi=110, bbox_inches="tight")
         tmp.replace(target)
     except OSError as e:
         tmp.unlink(missing_ok=True)
