@@ -201,7 +201,7 @@ class Domain:
     def conditions(self, want: Mapping[str, Any], item: str = "goal") -> tuple[Condition, ...]:
         """Conditions parsed from ``{fact: condition literal}``, as in a goal's ``want``."""
         try:
-            return tuple(_parse_conditions(self, want, item))
+            return tuple(_parse_conditions(self, want))
         except _ItemError as e:
             raise DomainError(e.message, item=item) from None
 
@@ -291,7 +291,7 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
         if isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost) or cost <= 0:
             raise fail(f"cost must be a finite number > 0, got {cost!r}", item, ("actions", aname, "cost"))
         try:
-            pre = _parse_conditions(skeleton, _table(aspec.get("pre", {}), "pre"), item)
+            pre = _parse_conditions(skeleton, _table(aspec.get("pre", {}), "pre"))
         except _ItemError as e:
             raise fail(e.message, item, ("actions", aname, "pre", *e.path)) from None
         try:
@@ -320,7 +320,7 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
         if isinstance(priority, bool) or not isinstance(priority, int | float) or not math.isfinite(priority):
             raise fail(f"priority must be a finite number, got {priority!r}", item, ("goals", gname, "priority"))
         try:
-            want = _parse_conditions(skeleton, _table(gspec.get("want", {}), "want"), item)
+            want = _parse_conditions(skeleton, _table(gspec.get("want", {}), "want"))
         except _ItemError as e:
             raise fail(e.message, item, ("goals", gname, "want", *e.path)) from None
         if not want:
@@ -470,7 +470,7 @@ def _parse_per_fact(domain: Domain, spec: Mapping[str, Any], parse: Callable[[Fa
     return out
 
 
-def _parse_conditions(domain: Domain, spec: Mapping[str, Any], item: str) -> list[Condition]:
+def _parse_conditions(domain: Domain, spec: Mapping[str, Any]) -> list[Condition]:
     return _parse_per_fact(domain, spec, _parse_condition)
 
 

@@ -114,10 +114,6 @@ class GoalTables:
     def n_goals(self) -> int:
         return len(self.goals)
 
-    @property
-    def max_atoms(self) -> int:
-        return int(np.diff(self.atoms.start).max(initial=0))
-
 
 @dataclass(frozen=True)
 class RelaxedTables:

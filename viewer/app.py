@@ -137,15 +137,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m viewer``: the same as ``goap view``."""
-    parser = argparse.ArgumentParser(prog="goap view", description="Watch a world's agents live; inspect one.")
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except ViewerUnavailable as exc:
-        print(f"goap view: error: {exc}", file=sys.stderr)
-        return 1
+    """``python -m viewer``: the same as ``goap view`` (the same options and error handling)."""
+    from goap.cli import main as goap_main
+
+    return goap_main(["view", *(sys.argv[1:] if argv is None else argv)])
 
 
 # --- the controller -------------------------------------------------------------------------------------------

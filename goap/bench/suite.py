@@ -109,16 +109,11 @@ def build_parser() -> argparse.ArgumentParser:
     return add_arguments(argparse.ArgumentParser(prog="goap bench", description=__doc__.split("\n")[0]))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m goap.bench.suite ...``: the same as ``goap bench``."""
-    from goap.domain import DomainError
+def main(argv: list[str] | None = None) -> int:
+    """``python -m goap.bench.suite``: the same as ``goap bench`` (the same options and error handling)."""
+    from goap.cli import main as goap_main
 
-    args = build_parser().parse_args(argv)
-    try:
-        return run(args)
-    except (DomainError, ValueError) as e:
-        print(f"goap: error: {e}", file=sys.stderr)
-        return 1
+    return goap_main(["bench", *(sys.argv[1:] if argv is None else argv)])
 
 
 # --- the run ---------------------------------------------------------------------------------------------------

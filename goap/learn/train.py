@@ -356,15 +356,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m goap.learn.train``: the same as ``goap train``."""
-    parser = argparse.ArgumentParser(prog="goap train", description="train a goal utility model on outcomes")
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except ValueError as e:
-        print(f"goap: error: {e}", file=sys.stderr)
-        return 1
+    """``python -m goap.learn.train``: the same as ``goap train`` (the same options and error handling)."""
+    from goap.cli import main as goap_main
+
+    return goap_main(["train", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":
