@@ -119,6 +119,12 @@ class SoldierWorld:
         """Named points: ``cover`` [C, 2]; ``armory``, ``medbay``, ``base`` [2, 2] indexed by team."""
         return {"cover": self.cover, "armory": self.armory, "medbay": self.medbay, "base": self.base}
 
+    def make_view(self):
+        """The viewer's drawing hooks for this world (`worlds.soldier.view.SoldierView`)."""
+        from worlds.soldier.view import SoldierView
+
+        return SoldierView(self)
+
     def reset(self, brain: Brain, seed: int) -> None:
         N = brain.n_agents
         self.rng = rng = np.random.default_rng(seed)

@@ -238,6 +238,12 @@ class VillageWorld:
         free.ravel()[pick] = False
         return np.stack([pick % self.width + 0.5, pick // self.width + 0.5], axis=1).astype(np.float32)
 
+    def make_view(self):
+        """The viewer's drawing hooks for this world (`worlds.village.view.VillageView`)."""
+        from worlds.village.view import VillageView
+
+        return VillageView(self)
+
     def reset(self, brain: Brain, seed: int) -> None:
         self.brain = brain
         rng = self.rng = np.random.default_rng(seed)
