@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from goap.bench.pddl import PddlError, load_pddl, optimal_costs, parse_sexpr, pddl_tasks
+from goap.pddl import PddlError, load_pddl, optimal_costs, parse_sexpr, pddl_tasks
 from goap.planners import Status, make_planner
 from tests.conftest import PDDL_DIR
 

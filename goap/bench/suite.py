@@ -3,7 +3,7 @@
 Suites:
 
 * ``pddl``: the STRIPS tasks of a folder laid out as ``DOMAIN/domain.pddl`` + ``DOMAIN/taskNN.pddl`` (by default
-  the IPC set in ``benchmarks/pddl``), each grounded by `goap.bench.pddl` and planned as one agent. A task's
+  the IPC set in ``benchmarks/pddl``), each grounded by `goap.pddl` and planned as one agent. A task's
   optimum comes from ``optimal.json`` in that folder, else from the reference planner when it solved the task
   (other planners are judged against it; the reference is never judged against itself).
 * ``random``: `goap.bench.random_domains` domains of ``--facts`` sizes, ``--problems`` problems each. The optimum
@@ -454,8 +454,8 @@ def default_pddl_root() -> Path:
 
 
 def _pddl_groups(args: argparse.Namespace) -> Iterator[Problems]:
-    from goap.bench.pddl import load_pddl, optimal_costs, pddl_tasks
     from goap.encoding import encode
+    from goap.pddl import load_pddl, optimal_costs, pddl_tasks
 
     root = Path(args.pddl_root) if args.pddl_root else default_pddl_root()
     if not root.is_dir():

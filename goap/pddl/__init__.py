@@ -1,0 +1,135 @@
+"""STRIPS PDDL import: parse a domain and a problem, ground them, and compile a goap `Domain`.
+
+Supported: the requirements ``:strips :typing :negative-preconditions :equality :action-costs`` (types are
+accepted without ``:typing`` being declared, as the IPC miconic files need); types with inheritance and
+``(either ...)``; constants; preconditions that are an ``and`` of atoms, negated atoms, ``(= ?x ?y)`` and
+``(not (= ?x ?y))``; effects that are an ``and`` of atoms, negated atoms and ``(increase (total-cost) N)``
+(``N`` a number or a function term given in the problem's ``:init``); goals that are an ``and`` of atoms and
+negated atoms. Anything else (conditional or quantified effects, disjunctions, derived predicates, durative
+actions, numeric fluents) is a `PddlError` naming the file, line and construct; keywords and names are
+case-insensitive and are lower-cased.
+
+Grounding, as planners usually do it:
+
+* Reachability: starting from the initial atoms, every action schema is instantiated against the atoms
+  reached so far (positive preconditions only: the delete relaxation), and the add effects of those
+  instances are added, until nothing changes. Atoms and actions never reached are dropped.
+* Static predicates (in no action's effects) are constants: they prune instantiation early (preconditions on
+  them are matched first, through per-predicate indexes) and vanish from the compiled domain.
+* Every reachable atom of a changing predicate becomes one bool fact named like ``on(a,b)``; every reachable
+  action instance becomes an action named like ``stack(a,b)`` with cost 1 (or its action cost). An atom both
+  added and deleted by an action ends up true, as in STRIPS semantics. The goal is one goal named ``goal``.
+
+The stages are separate modules, as in pyperplan: `goap.pddl.reader` (S-expressions), `goap.pddl.lifted`
+(schemas, atoms, objects) and `goap.pddl.grounder`. ``load_pddl(domain_file, problem_file)`` gives a `PddlTask`;
+its domain's default state is the initial state.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from goap.domain import Domain, State
+from goap.pddl.grounder import GOAL_NAME, ground
+from goap.pddl.lifted import SUPPORTED_REQUIREMENTS, read_domain, read_problem
+from goap.pddl.reader import PddlError, parse_sexpr, read_file
+
+__all__ = [
+    "GOAL_NAME", "SUPPORTED_REQUIREMENTS", "PddlError", "PddlTask", "load_pddl", "optimal_costs", "parse_sexpr",
+    "pddl_tasks",
+]
+
+
+@dataclass(frozen=True)
+class PddlTask:
+    """A grounded PDDL task compiled to a goap domain.
+
+    Attributes:
+        domain: the goap domain: bool facts, ground actions, one goal ``"goal"``; its default state is the
+            task's initial state.
+        start: the facts true in the initial state, ``{fact: True}`` (every other fact is false).
+        name: ``"blocks/task01"`` for ``.../blocks/task01.pddl``.
+        n_facts, n_actions: the grounded sizes (after reachability and static folding).
+        n_static: ground atoms of static predicates true initially (folded into the actions).
+        ground_seconds: time spent parsing, grounding and compiling.
+    """
+
+    domain: Domain
+    start: dict[str, bool]
+    name: str
+    n_facts: int
+    n_actions: int
+    n_static: int = 0
+    ground_seconds: float = 0.0
+    domain_file: str = ""
+    problem_file: str = ""
+
+    @property
+    def state(self) -> State:
+        """The initial state as a value tuple."""
+        return self.domain.state(self.start)
+
+    @property
+    def goal(self) -> int:
+        return self.domain.goal_index(GOAL_NAME)
+
+
+def load_pddl(domain_path: str | Path, problem_path: str | Path, name: str | None = None) -> PddlTask:
+    """Parse, ground and compile a STRIPS domain file and problem file."""
+    t0 = time.perf_counter()
+    dfile, pfile = str(domain_path), str(problem_path)
+    lifted = read_domain(read_file(dfile), dfile)
+    problem = read_problem(read_file(pfile), pfile, lifted)
+    name = name or _task_name(Path(problem_path))
+    domain, start, n_static = ground(lifted, problem, name, pfile)
+    return PddlTask(
+        domain=domain, start=start, name=name, n_facts=len(domain.facts), n_actions=len(domain.actions),
+        n_static=n_static, ground_seconds=time.perf_counter() - t0, domain_file=dfile, problem_file=pfile,
+    )
+
+
+def pddl_tasks(root: str | Path) -> list[tuple[Path, Path, str]]:
+    """``(domain.pddl, taskNN.pddl, "folder/taskNN")`` for every task under ``root``, sorted by name.
+
+    ``root`` holds one folder per domain, each with a ``domain.pddl`` and its problem files (or is such a
+    folder itself).
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise ValueError(f"no PDDL task folder at {root}")
+    folders = [root] if (root / "domain.pddl").is_file() else sorted(p for p in root.iterdir() if p.is_dir())
+    out = []
+    for folder in folders:
+        dom = folder / "domain.pddl"
+        if not dom.is_file():
+            continue
+        for prob in sorted(folder.glob("*.pddl")):
+            if prob.name != "domain.pddl":
+                out.append((dom, prob, f"{folder.name}/{prob.stem}"))
+    return out
+
+
+def optimal_costs(root: str | Path) -> dict[str, float | None]:
+    """``{"blocks/task01": 6, ...}`` from ``root/optimal.json`` (None where unknown); empty if there is none."""
+    path = Path(root) / "optimal.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise ValueError(f"cannot read {path}: {e}") from None
+    problems = data.get("problems", data) if isinstance(data, dict) else {}
+    out: dict[str, float | None] = {}
+    for key, info in problems.items():
+        if isinstance(info, dict) and key != "meta":
+            cost = info.get("optimal_cost")
+            out[key[:-5] if key.endswith(".pddl") else key] = None if cost is None else float(cost)
+    return out
+
+
+def _task_name(problem: Path) -> str:
+    return f"{problem.parent.name}/{problem.stem}" if problem.parent.name else problem.stem
+

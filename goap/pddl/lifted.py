@@ -1,0 +1,370 @@
+"""The lifted task: a PDDL domain and problem read from S-expressions into schemas, atoms and objects.
+
+This stage checks what the file says against the supported fragment (see `goap.pddl`) and names the file, line
+and item of anything it refuses; it does not ground anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from goap.pddl.reader import Expr, Reader, Sym, parse_sexpr, show
+
+SUPPORTED_REQUIREMENTS = (":strips", ":typing", ":negative-preconditions", ":equality", ":action-costs")
+
+
+Term = int | str  # a parameter index or an object name
+
+
+@dataclass
+class Atom:
+    pred: str
+    args: tuple[Term, ...]
+    line: int
+
+
+@dataclass
+class Schema:
+    name: str
+    params: list[tuple[str, tuple[str, ...]]]  # (variable, allowed types)
+    pos: list[Atom] = field(default_factory=list)
+    neg: list[Atom] = field(default_factory=list)
+    eq: list[tuple[Term, Term]] = field(default_factory=list)
+    neq: list[tuple[Term, Term]] = field(default_factory=list)
+    add: list[Atom] = field(default_factory=list)
+    delete: list[Atom] = field(default_factory=list)
+    cost: Any = None  # None (unit), a number, or Atom (a function term)
+    line: int = 0
+
+
+@dataclass
+class LiftedDomain:
+    name: str
+    requirements: set[str]
+    parents: dict[str, str | None]  # type -> parent type
+    constants: dict[str, str]  # object -> type
+    predicates: dict[str, tuple[tuple[str, ...], ...]]  # name -> argument types
+    functions: dict[str, int]  # name -> arity
+    schemas: list[Schema]
+
+
+
+
+_REJECTED_SECTIONS = {
+    ":derived": "derived predicates", ":durative-action": "durative actions", ":constraints": "constraints",
+    ":process": "processes", ":event": "events",
+}
+_REJECTED_CONNECTIVES = {"or", "imply", "exists", "forall", "when"}
+
+
+def _check_requirements(r: Reader, sec: Expr) -> set[str]:
+    reqs = set()
+    for x in sec[1:]:
+        if not isinstance(x, Sym) or not x.startswith(":"):
+            raise r.fail(f"syntax error: expected a requirement like :strips, got {show(x)}", sec)
+        if x not in SUPPORTED_REQUIREMENTS:
+            raise r.fail(
+                f"unsupported requirement {x} (supported: {' '.join(SUPPORTED_REQUIREMENTS)})", x, item="requirements"
+            )
+        reqs.add(str(x))
+    return reqs
+
+
+def read_domain(text: str, file: str) -> LiftedDomain:
+    r = Reader(file)
+    name, sections, _ = r.define(parse_sexpr(text, file), "domain")
+    lifted = LiftedDomain(str(name), set(), {"object": None}, {}, {}, {}, [])
+    for sec in sections:
+        sec = r.expect_list(sec, "a domain section", sec)
+        head = sec[0] if sec else None
+        if not isinstance(head, Sym) or not head.startswith(":"):
+            raise r.fail(f"syntax error: expected a section like (:predicates ...), got {show(sec)}", sec)
+        if head == ":requirements":
+            lifted.requirements |= _check_requirements(r, sec)
+        elif head == ":types":
+            for t, parents in r.typed_list(list(sec[1:]), sec, "types"):
+                if len(parents) != 1:
+                    raise r.fail("(either ...) is not allowed as a parent type", t, item=f"type '{t}'")
+                if t == "object":
+                    continue
+                lifted.parents[str(t)] = parents[0]
+            for parent in list(lifted.parents.values()):
+                if parent is not None and parent not in lifted.parents:
+                    lifted.parents[parent] = "object"
+        elif head == ":constants":
+            for obj, types in r.typed_list(list(sec[1:]), sec, "constants"):
+                lifted.constants[str(obj)] = _object_type(r, obj, types)
+        elif head == ":predicates":
+            for p in sec[1:]:
+                p = r.expect_list(p, "a predicate", sec)
+                pname = r.expect_name(p[0] if p else None, "a predicate name", p)
+                if pname in lifted.predicates:
+                    raise r.fail("duplicate predicate", p, item=f"predicate '{pname}'")
+                args = r.typed_list(list(p[1:]), p, f"predicate '{pname}'")
+                lifted.predicates[str(pname)] = tuple(types for _, types in args)
+        elif head == ":functions":
+            _read_functions(r, lifted, sec)
+        elif head == ":action":
+            lifted.schemas.append(_read_action(r, lifted, sec))
+        elif head in _REJECTED_SECTIONS:
+            raise r.fail(f"unsupported construct: {_REJECTED_SECTIONS[head]} ({head})", sec)
+        else:
+            raise r.fail(f"unknown or unsupported domain section {head}", sec)
+    names = [s.name for s in lifted.schemas]
+    for s in lifted.schemas:
+        if names.count(s.name) > 1:
+            raise r.fail("duplicate action name", s, item=f"action '{s.name}'")
+    return lifted
+
+
+def _read_functions(r: Reader, lifted: LiftedDomain, sec: Expr) -> None:
+    items = list(sec[1:])
+    i = 0
+    while i < len(items):
+        f = items[i]
+        if f == "-":  # a function type, such as "- number"
+            t = items[i + 1] if i + 1 < len(items) else None
+            if t != "number":
+                raise r.fail(f"unsupported function type {show(t) if t is not None else ''} (only number)", f)
+            i += 2
+            continue
+        f = r.expect_list(f, "a function", sec)
+        fname = r.expect_name(f[0] if f else None, "a function name", f)
+        lifted.functions[str(fname)] = len(r.typed_list(list(f[1:]), f, f"function '{fname}'"))
+        i += 1
+
+
+def _object_type(r: Reader, obj: Sym, types: tuple[str, ...]) -> str:
+    if len(types) != 1:
+        raise r.fail("an object must have a single type", obj, item=f"object '{obj}'")
+    return types[0]
+
+
+def _read_action(r: Reader, lifted: LiftedDomain, sec: Expr) -> Schema:
+    aname = r.expect_name(sec[1] if len(sec) > 1 else None, "an action name", sec)
+    item = f"action '{aname}'"
+    parts: dict[str, Any] = {}
+    rest = list(sec[2:])
+    for i in range(0, len(rest), 2):
+        key = rest[i]
+        if not isinstance(key, Sym) or key not in (":parameters", ":precondition", ":effect"):
+            raise r.fail(f"syntax error: expected :parameters, :precondition or :effect, got {show(key)}",
+                         key if hasattr(key, "line") else sec, item)
+        if i + 1 >= len(rest):
+            raise r.fail(f"syntax error: {key} without a value", key, item)
+        parts[str(key)] = rest[i + 1]
+    params_expr = parts.get(":parameters", Expr(sec.line))
+    params_expr = r.expect_list(params_expr, ":parameters", sec)
+    params = r.typed_list(list(params_expr), params_expr, f"parameters of {item}")
+    var_index: dict[str, int] = {}
+    for v, types in params:
+        if not v.startswith("?"):
+            raise r.fail(f"syntax error: parameter {v!r} must start with '?'", v, item)
+        if v in var_index:
+            raise r.fail(f"duplicate parameter {v}", v, item)
+        var_index[str(v)] = len(var_index)
+        for t in types:
+            _check_type(r, lifted, t, v, item)
+    schema = Schema(str(aname), [(str(v), tuple(types)) for v, types in params], line=sec.line)
+    ctx = _Context(r, lifted, var_index, item)
+    if ":precondition" in parts:
+        ctx.condition(parts[":precondition"], schema, sec)
+    if ":effect" in parts:
+        ctx.effect(parts[":effect"], schema, sec)
+    if not schema.add and not schema.delete:
+        raise r.fail("an action needs at least one effect", sec, item)
+    if schema.cost is None and ":action-costs" in lifted.requirements:
+        schema.cost = 0.0  # IPC semantics: no increase means cost 0, which the engine refuses below
+    return schema
+
+
+def _check_type(r: Reader, lifted: LiftedDomain, t: str, where: Any, item: str) -> None:
+    if t not in lifted.parents:
+        raise r.fail(f"unknown type '{t}'", where, item)
+
+
+class _Context:
+    """Reads the formulas of one action (or of a problem's goal) into a schema."""
+
+    def __init__(self, r: Reader, lifted: LiftedDomain, var_index: dict[str, int], item: str, objects: Any = None):
+        self.r, self.lifted, self.vars, self.item = r, lifted, var_index, item
+        self.objects = objects if objects is not None else lifted.constants
+
+    def term(self, x: Any, where: Any) -> Term:
+        if not isinstance(x, Sym):
+            raise self.r.fail(f"syntax error: expected a variable or an object, got {show(x)}", where, self.item)
+        if x.startswith("?"):
+            if x not in self.vars:
+                raise self.r.fail(f"unknown variable {x}", x, self.item)
+            return self.vars[x]
+        if x not in self.objects:
+            raise self.r.fail(f"unknown object or constant '{x}'", x, self.item)
+        return str(x)
+
+    def atom(self, e: Any, where: Any) -> Atom:
+        e = self.r.expect_list(e, "an atom", where)
+        pred = e[0] if e else None
+        if isinstance(pred, Sym) and pred in _REJECTED_CONNECTIVES:
+            raise self.r.fail(f"unsupported construct: ({pred} ...) (only STRIPS: and, not, =)", e, self.item)
+        pred = self.r.expect_name(pred, "a predicate name", e)
+        if pred not in self.lifted.predicates:
+            raise self.r.fail(f"unknown predicate '{pred}'", e, self.item)
+        arity = len(self.lifted.predicates[pred])
+        if len(e) - 1 != arity:
+            raise self.r.fail(f"wrong arity: '{pred}' takes {arity} argument(s), got {len(e) - 1}", e, self.item)
+        return Atom(str(pred), tuple(self.term(x, e) for x in e[1:]), e.line)
+
+    def literals(self, e: Any, where: Any) -> Iterator[tuple[bool, Expr]]:
+        """(positive, atom expression) for each literal of an ``and`` of literals."""
+        e = self.r.expect_list(e, "a formula", where)
+        if not e:
+            return
+        head = e[0]
+        if head == "and":
+            for x in e[1:]:
+                yield from self.literals(x, e)
+        elif head == "not":
+            if len(e) != 2:
+                raise self.r.fail("syntax error: (not X) takes exactly one formula", e, self.item)
+            inner = self.r.expect_list(e[1], "a formula", e)
+            if inner and inner[0] in ("and", "not", *_REJECTED_CONNECTIVES):
+                raise self.r.fail(f"unsupported construct: (not ({inner[0]} ...)) (only STRIPS literals)", e, self.item)
+            yield False, inner
+        elif isinstance(head, Sym) and head in _REJECTED_CONNECTIVES:
+            raise self.r.fail(f"unsupported construct: ({head} ...) (only STRIPS: and, not, =)", e, self.item)
+        else:
+            yield True, e
+
+    def condition(self, e: Any, schema: Schema, where: Any) -> None:
+        for positive, lit in self.literals(e, where):
+            if lit and lit[0] == "=":
+                if len(lit) != 3:
+                    raise self.r.fail("syntax error: (= a b) takes two terms", lit, self.item)
+                pair = (self.term(lit[1], lit), self.term(lit[2], lit))
+                (schema.eq if positive else schema.neq).append(pair)
+                continue
+            # Negative preconditions are accepted even when :negative-preconditions is not declared (as types are
+            # without :typing): the meaning is unambiguous and many published files leave the flags out.
+            (schema.pos if positive else schema.neg).append(self.atom(lit, where))
+
+    def effect(self, e: Any, schema: Schema, where: Any) -> None:
+        e = self.r.expect_list(e, "an effect", where)
+        if not e:
+            return
+        head = e[0]
+        if head == "and":
+            for x in e[1:]:
+                self.effect(x, schema, e)
+        elif head == "increase":
+            self.increase(e, schema)
+        elif head in ("decrease", "assign", "scale-up", "scale-down"):
+            raise self.r.fail(f"unsupported construct: numeric effect ({head} ...)", e, self.item)
+        elif head in ("when", "forall"):
+            what = "conditional effects" if head == "when" else "universal effects"
+            raise self.r.fail(f"unsupported construct: {what} ({head} ...)", e, self.item)
+        elif head == "not":
+            if len(e) != 2:
+                raise self.r.fail("syntax error: (not X) takes exactly one atom", e, self.item)
+            schema.delete.append(self.atom(e[1], e))
+        else:
+            schema.add.append(self.atom(e, where))
+
+    def increase(self, e: Expr, schema: Schema) -> None:
+        if len(e) != 3 or not isinstance(e[1], Expr) or list(e[1]) != ["total-cost"]:
+            raise self.r.fail("unsupported construct: only (increase (total-cost) N) is supported", e, self.item)
+        if schema.cost is not None:
+            raise self.r.fail("an action may increase total-cost only once", e, self.item)
+        value = e[2]
+        if isinstance(value, Sym):
+            try:
+                schema.cost = float(value)
+            except ValueError:
+                raise self.r.fail(f"expected a number or a function term, got {show(value)}", e, self.item) from None
+            return
+        value = self.r.expect_list(value, "a function term", e)
+        fname = value[0] if value else None
+        if fname not in self.lifted.functions:
+            raise self.r.fail(f"unknown function {show(fname) if fname is not None else '()'}", value, self.item)
+        if len(value) - 1 != self.lifted.functions[fname]:
+            raise self.r.fail(f"wrong arity for function '{fname}'", value, self.item)
+        schema.cost = Atom(str(fname), tuple(self.term(x, value) for x in value[1:]), value.line)
+
+
+# --- reading the problem ---------------------------------------------------------------------------------------
+@dataclass
+class LiftedProblem:
+    name: str
+    objects: dict[str, str]  # object -> type (with the domain's constants)
+    init: set[tuple[str, tuple[str, ...]]]
+    values: dict[tuple[str, tuple[str, ...]], float]  # function values from (= (f args) N)
+    goal_pos: list[Atom]
+    goal_neg: list[Atom]
+    goal_line: int
+
+
+def read_problem(text: str, file: str, lifted: LiftedDomain) -> LiftedProblem:
+    r = Reader(file)
+    name, sections, define = r.define(parse_sexpr(text, file), "problem")
+    objects = dict(lifted.constants)
+    init: set[tuple[str, tuple[str, ...]]] = set()
+    values: dict[tuple[str, tuple[str, ...]], float] = {}
+    goal = None
+    init_expr = None
+    for sec in sections:
+        sec = r.expect_list(sec, "a problem section", sec)
+        head = sec[0] if sec else None
+        if head == ":domain":
+            if len(sec) != 2 or sec[1] != lifted.name:
+                raise r.fail(f"the problem is for domain {show(sec[1]) if len(sec) > 1 else '?'}, "
+                             f"the domain file defines '{lifted.name}'", sec)
+        elif head == ":requirements":
+            lifted.requirements |= _check_requirements(r, sec)
+        elif head == ":objects":
+            for obj, types in r.typed_list(list(sec[1:]), sec, "objects"):
+                t = _object_type(r, obj, types)
+                _check_type(r, lifted, t, obj, f"object '{obj}'")
+                objects[str(obj)] = t
+        elif head == ":init":
+            init_expr = sec
+        elif head == ":goal":
+            if len(sec) != 2:
+                raise r.fail("syntax error: (:goal FORMULA) takes one formula", sec)
+            goal = sec
+        elif head == ":metric":
+            if len(sec) != 3 or sec[1] != "minimize" or not isinstance(sec[2], Expr) or list(sec[2]) != ["total-cost"]:
+                raise r.fail("unsupported construct: only (:metric minimize (total-cost)) is supported", sec)
+        elif head in (":constraints", ":length"):
+            raise r.fail(f"unsupported construct: {head}", sec)
+        else:
+            raise r.fail(f"unknown or unsupported problem section {show(head) if head else '()'}", sec)
+    ctx = _Context(r, lifted, {}, "init", objects)
+    for e in init_expr[1:] if init_expr is not None else []:
+        e = r.expect_list(e, "an initial atom", init_expr)
+        if e and e[0] == "=":
+            if len(e) != 3 or not isinstance(e[1], Expr) or not isinstance(e[2], Sym):
+                raise r.fail("syntax error: expected (= (FUNCTION ARGS) NUMBER)", e, "init")
+            f = e[1]
+            if not f or f[0] not in lifted.functions or len(f) - 1 != lifted.functions[f[0]]:
+                raise r.fail(f"unknown function or wrong arity: {show(f)}", f, "init")
+            try:
+                values[(str(f[0]), tuple(str(ctx.term(x, f)) for x in f[1:]))] = float(e[2])
+            except ValueError:
+                raise r.fail(f"expected a number, got {show(e[2])}", e, "init") from None
+            continue
+        if e and e[0] == "not":
+            continue  # closed world: a negated initial atom says nothing new
+        a = ctx.atom(e, init_expr)
+        init.add((a.pred, tuple(str(x) for x in a.args)))
+    if goal is None:
+        raise r.fail("the problem has no (:goal ...)", define)
+    gctx = _Context(r, lifted, {}, "goal", objects)
+    pos, neg = [], []
+    for positive, lit in gctx.literals(goal[1], goal):
+        if lit and lit[0] == "=":
+            raise r.fail("unsupported construct: equality in the goal", lit, "goal")
+        (pos if positive else neg).append(gctx.atom(lit, goal))
+    return LiftedProblem(str(name), objects, init, values, pos, neg, goal.line)
+
+
