@@ -43,6 +43,11 @@ class Layout:
     def field_mask(self, f: int) -> int:
         return (1 << int(self.width[f])) - 1
 
+    @property
+    def mask(self) -> np.ndarray:
+        """uint64[F]: each fact's field mask before shifting."""
+        return np.array([self.field_mask(f) for f in range(len(self.word))], dtype=np.uint64)
+
 
 def fact_width(lo: int, hi: int) -> int:
     return max(1, (hi - lo).bit_length())
