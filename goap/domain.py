@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,18 @@ BOOL, INT, ENUM = "bool", "int", "enum"
 CONDITION_OPS = ("==", "!=", "<", "<=", ">", ">=")
 EFFECT_OPS = ("=", "+=", "-=")
 
-_NAME_RE = re.compile(r"^[^\s=\"'\[\]{}#]+$")
+#: Largest action cost accepted. The planners sum costs in float64, which is exact for integer costs while sums
+#: stay below 2**53; 1e12 leaves room for plans of thousands of steps, and is finite in float32 too.
+MAX_COST = 1e12
+#: Largest goal priority (in absolute value) accepted: finite in float32, where the device keeps priorities.
+MAX_PRIORITY = 1e30
+#: An int fact's ``min`` and ``max`` must fit a signed 64-bit integer (how the encoder and the kernels hold
+#: values), and the range may hold at most 2**62 values (the widest field a state word takes).
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+MAX_INT_VALUES = 2**62
+
+_NAME_RE = re.compile(r"[^\s=\"'\[\]{}#]+")
+_OPS_TEXT = " ".join(CONDITION_OPS)
 _COND_RE = re.compile(r"^\s*(==|!=|<=|>=|<|>)?\s*([^\s]+)\s*$")
 _EFFECT_RE = re.compile(r"^\s*(\+=|-=|=)?\s*([^\s]+)\s*$")
 
@@ -80,16 +92,17 @@ class Fact:
                 return int(raw)
             if isinstance(raw, str) and raw.lower() in ("true", "false"):
                 return int(raw.lower() == "true")
-            raise ValueError(f"{what} for bool fact '{self.name}' must be true or false, got {raw!r}")
+            raise ValueError(f"{what} for bool fact '{self.name}' must be true or false, got {_show(raw)}")
         if self.kind == ENUM:
             if isinstance(raw, str) and raw in self.labels:
                 return self.labels.index(raw)
-            raise ValueError(f"{what} for enum fact '{self.name}' must be one of {list(self.labels)}, got {raw!r}")
+            labels = _show(list(self.labels), 200)
+            raise ValueError(f"{what} for enum fact '{self.name}' must be one of {labels}, got {_show(raw)}")
         value = _as_int(raw)
         if value is None:
-            raise ValueError(f"{what} for int fact '{self.name}' must be an integer, got {raw!r}")
+            raise ValueError(f"{what} for int fact '{self.name}' must be an integer, got {_show(raw)}")
         if not self.min <= value <= self.max:
-            raise ValueError(f"{what} {value} for fact '{self.name}' is out of range {self.min}..{self.max}")
+            raise ValueError(f"{what} {_show(value)} for fact '{self.name}' is out of range {self.min}..{self.max}")
         return value
 
 
@@ -190,7 +203,7 @@ class Domain:
         out = list(self.default_state())
         for name, raw in (values or {}).items():
             if name not in self._fact_index:
-                raise DomainError(f"unknown fact '{name}'", item="start")
+                raise DomainError(f"unknown fact {_show(name)}", item="start")
             fact = self.facts[self._fact_index[name]]
             try:
                 out[self._fact_index[name]] = fact.parse_value(raw)
@@ -257,14 +270,17 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
         raise fail(f"unknown top-level key '{key}' (expected name, facts, actions, goals)", None, (key,))
     name = spec.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise fail("'name' must be a non-empty string", None, ("name",))
+        raise fail(f"'name' must be a non-empty string, got {_show(name)}", None, ("name",))
+    bad = _bad_char(name)
+    if bad is not None:
+        raise fail(f"'name' may not contain control characters (found {ascii(bad)})", None, ("name",))
 
     facts_spec = spec.get("facts")
     if not isinstance(facts_spec, Mapping) or not facts_spec:
         raise fail("'facts' must be a non-empty table", None, ("facts",))
     facts = []
     for fname, fspec in facts_spec.items():
-        item = f"fact '{fname}'"
+        item = _item("fact", fname)
         try:
             facts.append(_parse_fact(fname, fspec))
         except ValueError as e:
@@ -276,9 +292,10 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
     if not isinstance(actions_spec, Mapping) or not actions_spec:
         raise fail("'actions' must be a non-empty table of actions", None, ("actions",))
     for aname, aspec in actions_spec.items():
-        item = f"action '{aname}'"
-        if not _NAME_RE.match(str(aname)):
-            raise fail("names may not be empty or contain spaces, quotes, brackets or '='", item, ("actions", aname))
+        item = _item("action", aname)
+        problem = name_error(aname)
+        if problem:
+            raise fail(problem, item, ("actions", aname))
         if not isinstance(aspec, Mapping):
             raise fail("an action must be a table with cost, pre and effects", item, ("actions", aname))
         extra = set(aspec) - {"cost", "pre", "effects"}
@@ -288,8 +305,9 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
         if "cost" not in aspec:
             raise fail("missing 'cost'", item, ("actions", aname))
         cost = aspec["cost"]
-        if isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost) or cost <= 0:
-            raise fail(f"cost must be a finite number > 0, got {cost!r}", item, ("actions", aname, "cost"))
+        if not _number_within(cost, 0, MAX_COST):
+            message = f"cost must be a finite number in 0..{_limit(MAX_COST)}, got {_show(cost)}"
+            raise fail(message, item, ("actions", aname, "cost"))
         try:
             pre = _parse_conditions(skeleton, _table(aspec.get("pre", {}), "pre"))
         except _ItemError as e:
@@ -307,9 +325,10 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
     if not isinstance(goals_spec, Mapping):
         raise fail("'goals' must be a table of goals", None, ("goals",))
     for gname, gspec in goals_spec.items():
-        item = f"goal '{gname}'"
-        if not _NAME_RE.match(str(gname)):
-            raise fail("names may not be empty or contain spaces, quotes, brackets or '='", item, ("goals", gname))
+        item = _item("goal", gname)
+        problem = name_error(gname)
+        if problem:
+            raise fail(problem, item, ("goals", gname))
         if not isinstance(gspec, Mapping):
             raise fail("a goal must be a table with priority and want", item, ("goals", gname))
         extra = set(gspec) - {"priority", "want"}
@@ -317,8 +336,10 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
             key = sorted(extra)[0]
             raise fail(f"unknown key '{key}' (expected priority, want)", item, ("goals", gname, key))
         priority = gspec.get("priority", 1)
-        if isinstance(priority, bool) or not isinstance(priority, int | float) or not math.isfinite(priority):
-            raise fail(f"priority must be a finite number, got {priority!r}", item, ("goals", gname, "priority"))
+        if not _number_within(priority, -MAX_PRIORITY, MAX_PRIORITY):
+            bound = _limit(MAX_PRIORITY)
+            message = f"priority must be a finite number in -{bound}..{bound}, got {_show(priority)}"
+            raise fail(message, item, ("goals", gname, "priority"))
         try:
             want = _parse_conditions(skeleton, _table(gspec.get("want", {}), "want"))
         except _ItemError as e:
@@ -391,6 +412,58 @@ class _ItemError(Exception):
         self.path = path
 
 
+#: Characters never accepted in a name: control characters (newlines, tabs, escapes), lone surrogates (not
+#: text: they cannot be written as UTF-8) and the bidirectional overrides that make printed text misleading.
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _bad_char(text: str) -> str | None:
+    """The first character of ``text`` that may not be in a name (see `_BIDI_CONTROLS`), else None."""
+    for ch in text:
+        if ch in _BIDI_CONTROLS or unicodedata.category(ch) in ("Cc", "Cs"):
+            return ch
+    return None
+
+
+def name_error(name: Any) -> str | None:
+    """Why ``name`` cannot name a fact, action, goal or enum value; None when it can.
+
+    A name is one or more characters, none of them whitespace, a quote, a bracket, ``=``, ``#`` or a control
+    character, so that it reads the same in a domain file, a problem line, a plan and a table.
+    """
+    if not isinstance(name, str):
+        return f"a name must be a string, got {_show(name)}"
+    bad = _bad_char(name)
+    if bad is not None:
+        return f"names may not contain control characters (found {ascii(bad)})"
+    if not _NAME_RE.fullmatch(name):
+        return "names may not be empty or contain spaces, quotes, brackets, '#' or '='"
+    return None
+
+
+def show(raw: Any, limit: int = 60) -> str:
+    """``repr(raw)`` for an error message: escaped (no raw newlines or control characters) and shortened.
+
+    A message must stay one line and short whatever the file held: a 400-digit number, a megabyte string or a
+    list nested a thousand deep.
+    """
+    if isinstance(raw, int) and not isinstance(raw, bool) and raw.bit_length() > 200:
+        n = abs(raw)
+        digits = int(math.log10(n)) + 1
+        digits += (10**digits <= n) - (10 ** (digits - 1) > n)  # exact, whatever log10 rounded to
+        return f"{'a negative' if raw < 0 else 'an'} integer of {digits} digits"
+    if isinstance(raw, str) and len(raw) > 4 * limit:
+        raw = raw[: 4 * limit]
+    try:
+        text = repr(raw)  # escapes every character that is not printable
+    except (RecursionError, ValueError):  # nested too deep, or an integer past Python's digit limit inside
+        return f"a deeply nested {type(raw).__name__}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_show = show
+
+
 def _as_int(raw: Any) -> int | None:
     if isinstance(raw, bool):
         return None
@@ -406,25 +479,44 @@ def _as_int(raw: Any) -> int | None:
     return None
 
 
+def _item(kind: str, name: Any) -> str:
+    """``fact 'ammo'``; a name that could not be printed as it is (a newline in it) is shown escaped."""
+    text = str(name)
+    return f"{kind} '{text}'" if text.isprintable() and len(text) <= 80 else f"{kind} {_show(text, 80)}"
+
+
+def _limit(x: float) -> str:
+    return f"{x:.0e}".replace("e+", "e")
+
+
+def _number_within(raw: Any, lo: float, hi: float) -> bool:
+    """Whether ``raw`` is an int or float (not a bool) in ``lo..hi``; NaN is not. Compares ints exactly, so a
+    400-digit integer is simply out of range (converting it to float would overflow)."""
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        return False
+    return lo <= raw <= hi
+
+
 def _table(raw: Any, what: str) -> Mapping[str, Any]:
     if not isinstance(raw, Mapping):
-        raise _ItemError(f"'{what}' must be a table of fact = value, got {raw!r}")
+        raise _ItemError(f"'{what}' must be a table of fact = value, got {_show(raw)}")
     return raw
 
 
 def _parse_fact(name: str, spec: Any) -> Fact:
-    if not _NAME_RE.match(str(name)):
-        raise ValueError("names may not be empty or contain spaces, quotes, brackets or '='")
+    problem = name_error(name)
+    if problem:
+        raise ValueError(problem)
     if isinstance(spec, bool):
         return Fact(name=name, kind=BOOL, min=0, max=1, default=int(spec))
     if not isinstance(spec, Mapping):
         raise ValueError(
-            f"a fact is `name = false` (bool) or a table with type = \"int\" or \"enum\", got {spec!r}"
+            f"a fact is `name = false` (bool) or a table with type = \"int\" or \"enum\", got {_show(spec)}"
         )
     kind = spec.get("type", BOOL)
     allowed = {BOOL: {"type", "default"}, INT: {"type", "min", "max", "default"}, ENUM: {"type", "values", "default"}}
-    if kind not in allowed:
-        raise ValueError(f"unknown fact type {kind!r} (expected bool, int or enum)")
+    if not isinstance(kind, str) or kind not in allowed:
+        raise ValueError(f"unknown fact type {_show(kind)} (expected \"bool\", \"int\" or \"enum\")")
     extra = set(spec) - allowed[kind]
     if extra:
         raise ValueError(f"unknown key '{sorted(extra)[0]}' for a {kind} fact")
@@ -437,23 +529,30 @@ def _parse_fact(name: str, spec: Any) -> Fact:
             raise ValueError("an enum fact needs 'values', a list of at least two strings")
         if len(set(labels)) != len(labels):
             raise ValueError("enum values must be distinct")
-        bad = [x for x in labels if not _NAME_RE.match(x) or x[0] in "<>!="]
-        if bad:
-            raise ValueError(f"enum value {bad[0]!r} may not contain spaces or '=' or start with an operator")
+        for label in labels:
+            problem = name_error(label)
+            if problem or label[0] in "<>!=":
+                why = problem or "enum values may not start with an operator (< > ! =)"
+                raise ValueError(f"enum value {_show(label)}: {why}")
         fact = Fact(name=name, kind=ENUM, min=0, max=len(labels) - 1, labels=tuple(labels))
         default = fact.parse_value(spec.get("default", labels[0]), "default")
         return Fact(name=name, kind=ENUM, min=0, max=len(labels) - 1, default=default, labels=tuple(labels))
     lo, hi = _as_int(spec.get("min")), _as_int(spec.get("max"))
     if lo is None or hi is None or isinstance(spec.get("min"), str) or isinstance(spec.get("max"), str):
         raise ValueError("an int fact needs integer 'min' and 'max'")
+    for key, v in (("min", lo), ("max", hi)):
+        if not INT_MIN <= v <= INT_MAX:
+            raise ValueError(
+                f"{key} {_show(v)} does not fit the 64-bit encoding: min and max must be in -2**63..2**63-1"
+            )
     if lo >= hi:
         raise ValueError(f"min ({lo}) must be less than max ({hi})")
-    if hi - lo >= 2**62:
+    if hi - lo >= MAX_INT_VALUES:
         raise ValueError(f"range {lo}..{hi} is too wide (at most 2**62 values)")
     fact = Fact(name=name, kind=INT, min=lo, max=hi, default=lo)
     default = spec.get("default", lo)
     if isinstance(default, str):
-        raise ValueError(f"default for int fact '{name}' must be an integer, got {default!r}")
+        raise ValueError(f"default for int fact '{name}' must be an integer, got {_show(default)}")
     return Fact(name=name, kind=INT, min=lo, max=hi, default=fact.parse_value(default, "default"))
 
 
@@ -462,7 +561,7 @@ def _parse_per_fact(domain: Domain, spec: Mapping[str, Any], parse: Callable[[Fa
     out = []
     for fname, raw in spec.items():
         if fname not in domain._fact_index:
-            raise _ItemError(f"unknown fact '{fname}'", fname)
+            raise _ItemError(f"unknown fact {_show(fname)}", fname)
         try:
             out.append(parse(domain.facts[domain._fact_index[fname]], raw))
         except ValueError as e:
@@ -480,17 +579,17 @@ def _parse_condition(fact: Fact, raw: Any) -> Condition:
     if isinstance(raw, str):
         m = _COND_RE.match(raw)
         if not m:
-            raise ValueError(f"cannot parse condition {raw!r}: expected 'op k' with op in {' '.join(CONDITION_OPS)}")
+            raise ValueError(f"cannot parse condition {_show(raw)}: expected 'op k' with op in {_OPS_TEXT}")
         op, literal = m.group(1) or "==", m.group(2)
         if fact.kind == ENUM:
             if op not in ("==", "!="):
-                raise ValueError(f"enum fact '{fact.name}' only takes == and != conditions, got {raw!r}")
+                raise ValueError(f"enum fact '{fact.name}' only takes == and != conditions, got {_show(raw)}")
             return Condition(fact.name, op, fact.parse_value(literal, "condition"))
         if _as_int(literal) is None:
-            raise ValueError(f"cannot parse condition {raw!r}: expected 'op k' with op in {' '.join(CONDITION_OPS)}")
+            raise ValueError(f"cannot parse condition {_show(raw)}: expected 'op k' with op in {_OPS_TEXT}")
         return Condition(fact.name, op, fact.parse_value(literal, "condition"))
     if fact.kind == ENUM:
-        raise ValueError(f"condition for enum fact '{fact.name}' must be a label, got {raw!r}")
+        raise ValueError(f"condition for enum fact '{fact.name}' must be a label, got {_show(raw)}")
     return Condition(fact.name, "==", fact.parse_value(raw, "condition"))
 
 
@@ -504,12 +603,12 @@ def _parse_effect(fact: Fact, raw: Any) -> Effect:
     m = _EFFECT_RE.match(raw)
     delta = _as_int(m.group(2)) if m else None
     if not m or delta is None:
-        raise ValueError(f"cannot parse effect {raw!r}: expected k, '+= k' or '-= k'")
+        raise ValueError(f"cannot parse effect {_show(raw)}: expected k, '+= k' or '-= k'")
     op = m.group(1) or "="
     if op == "=":
         return Effect(fact.name, "=", fact.parse_value(delta, "effect"))
     if delta <= 0 or delta > fact.max - fact.min:
-        raise ValueError(f"effect {raw!r}: the step must be in 1..{fact.max - fact.min}")
+        raise ValueError(f"effect {_show(raw)}: the step must be in 1..{fact.max - fact.min}")
     return Effect(fact.name, op, delta)
 
 

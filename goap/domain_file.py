@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from goap.domain import BOOL, ENUM, Domain, DomainError, domain_from_spec
+from goap.domain import BOOL, ENUM, Domain, DomainError, domain_from_spec, show
 
 FORMATS = {".toml": "toml", ".json": "json"}
 
@@ -119,7 +119,24 @@ _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def _toml_key(key: str) -> str:
-    return key if _BARE_KEY.match(key) else json.dumps(key)
+    return key if _BARE_KEY.match(key) else _toml_string(key)
+
+
+_TOML_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string. Characters outside the Basic Multilingual Plane are written as themselves (UTF-8):
+    JSON's surrogate-pair escapes (``\\ud83d\\ude00``) are not Unicode scalar values and TOML refuses them."""
+    out = []
+    for ch in text:
+        if ch in _TOML_ESCAPES:
+            out.append(_TOML_ESCAPES[ch])
+        elif ch < " " or ch == "\x7f":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 def _toml_value(value: Any) -> str:
@@ -130,7 +147,7 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else ("nan" if math.isnan(value) else "inf")
     if isinstance(value, str):
-        return json.dumps(value)
+        return _toml_string(value)
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, Mapping):
@@ -141,7 +158,59 @@ def _toml_value(value: Any) -> str:
 
 
 # --- parsing with line numbers ---------------------------------------------------------------------------------
+#: Deepest nesting of arrays and tables (objects) accepted in a domain file or a problem line; a domain needs 4.
+#: Checked before parsing, because the parsers recurse once per level and fail with a RecursionError.
+MAX_NESTING = 32
+
+# Tokens that open or close a level, and the strings and comments whose brackets do not count. Unterminated
+# strings run to the end of the line (or text), so that every scan is linear; the parser reports them itself.
+_TOML_TOKENS = re.compile(
+    r'"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)|\'\'\'.*?(?:\'\'\'|\Z)|"(?:[^"\\\n]|\\.)*(?:"|$)|\'[^\'\n]*(?:\'|$)'
+    r"|#[^\n]*|[\[\]{}]",
+    re.S | re.M,
+)
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[\]{}]', re.S)
+_LONG_INT = re.compile(r"0[xX][0-9a-fA-F_]{4300,}|[0-9][0-9_]{4300,}")
+
+
+def nesting_error(text: str, fmt: str, limit: int = MAX_NESTING) -> int | None:
+    """The 1-based line where ``text`` (TOML or JSON) first nests deeper than ``limit`` levels; None if never."""
+    depth = 0
+    for m in (_TOML_TOKENS if fmt == "toml" else _JSON_TOKENS).finditer(text):
+        token = m.group()
+        if token == "[" or token == "{":
+            depth += 1
+            if depth > limit:
+                return text.count("\n", 0, m.start()) + 1
+        elif token == "]" or token == "}":
+            depth = max(0, depth - 1)
+    return None
+
+
+def _long_int_line(text: str) -> int | None:
+    """The line of the first integer literal longer than Python converts (4300 digits), if any."""
+    m = _LONG_INT.search(text)
+    return text.count("\n", 0, m.start()) + 1 if m else None
+
+
+def parse_error(text: str, fmt: str, file: str, e: Exception) -> DomainError:
+    """A parser's ValueError or RecursionError (not a syntax error) as a DomainError with a line where one fits."""
+    kind = fmt.upper()
+    if isinstance(e, RecursionError):
+        return DomainError(f"malformed {kind}: nested too deeply", file=file, line=nesting_error(text, fmt))
+    if "digits" in str(e):  # int() refuses literals of more than sys.get_int_max_str_digits() digits
+        line = _long_int_line(text)
+        return DomainError(f"malformed {kind}: an integer with more than 4300 digits", file=file, line=line)
+    return DomainError(f"malformed {kind}: {e}", file=file)
+
+
 def _parse(text: str, fmt: str, file: str) -> Any:
+    if fmt in ("toml", "json"):
+        line = nesting_error(text, fmt)
+        if line is not None:
+            raise DomainError(
+                f"malformed {fmt.upper()}: nested more than {MAX_NESTING} levels deep", file=file, line=line
+            )
     if fmt == "toml":
         try:
             return tomllib.loads(text)
@@ -150,6 +219,8 @@ def _parse(text: str, fmt: str, file: str) -> Any:
             line = int(m.group(1)) if m else None
             message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e)) or "invalid TOML"
             raise DomainError(f"malformed TOML: {message}", file=file, line=line) from None
+        except (ValueError, RecursionError) as e:
+            raise parse_error(text, fmt, file, e) from None
     if fmt == "json":
         try:
             return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
@@ -157,8 +228,10 @@ def _parse(text: str, fmt: str, file: str) -> Any:
             raise DomainError(f"malformed JSON: {e.msg}", file=file, line=e.lineno) from None
         except _DuplicateKey as e:
             raise DomainError(
-                f"duplicate key '{e.key}'", file=file, line=_Locator(text, "json").last_key(e.key)
+                f"duplicate key {show(e.key)}", file=file, line=_Locator(text, "json").last_key(e.key)
             ) from None
+        except (ValueError, RecursionError) as e:
+            raise parse_error(text, fmt, file, e) from None
     raise DomainError(f"unknown format {fmt!r}", file=file)
 
 
@@ -190,14 +263,19 @@ class _Locator:
     """
 
     def __init__(self, text: str, fmt: str):
-        self.lines = text.splitlines()
+        # Lines end at "\n" only, as both parsers count them: splitlines() would also split at a form feed or
+        # U+2028 inside a string and shift every line number after it.
+        self.lines = text.split("\n")
         self.fmt = fmt
 
     def _pattern(self, key: str) -> re.Pattern[str]:
-        k = re.escape(key)
+        # A key is written as itself or, when it holds characters a string must escape, with JSON's escapes
+        # (which TOML shares): "go\n", "go\u202e".
+        forms = {key, json.dumps(key)[1:-1], json.dumps(key, ensure_ascii=False)[1:-1]}
+        k = "|".join(re.escape(f) for f in sorted(forms))
         if self.fmt == "json":
-            return re.compile(rf'"{k}"\s*:')
-        return re.compile(rf'(^|[\s.{{,\[])("{k}"|\'{k}\'|{k})\s*([=\].])')
+            return re.compile(rf'"(?:{k})"\s*:')
+        return re.compile(rf'(^|[\s.{{,\[])("(?:{k})"|\'(?:{k})\'|(?:{k}))\s*([=\].])')
 
     def __call__(self, path: tuple[str, ...]) -> int | None:
         line, found = 0, None

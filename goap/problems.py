@@ -7,6 +7,8 @@ and nothing is half-written.
 from __future__ import annotations
 
 import json
+import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from goap.domain import Domain, DomainError, Goal
-from goap.domain_file import read_text
+from goap.domain import Domain, DomainError, Goal, show
+from goap.domain_file import MAX_NESTING, nesting_error, parse_error, read_text
 from goap.encoding import DomainTables, GoalTables
 
 
@@ -30,34 +32,91 @@ class ProblemSet:
     goal_table: GoalTables
 
 
+#: The name standard input goes by in messages, for ``--problems -``.
+STDIN_NAME = "<stdin>"
+
+
 def load_problems(path: str | Path, tables: DomainTables) -> ProblemSet:
+    """Read and check a problem file; ``"-"`` reads standard input (a file named ``-`` is ``./-``)."""
+    if str(path) == "-":
+        return parse_problems(read_stdin(), tables, file=STDIN_NAME)
     path = Path(path)
     return parse_problems(read_text(path), tables, file=str(path))
 
 
+def read_stdin() -> str:
+    """Standard input as UTF-8 text, or a DomainError naming it."""
+    try:
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
+        return data.decode("utf-8")
+    except (OSError, UnicodeError, ValueError) as e:
+        raise DomainError(f"cannot read: {e}", file=STDIN_NAME) from None
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str):
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+class _BadConstant(Exception):
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _no_constant(name: str) -> float:
+    raise _BadConstant(name)
+
+
 def parse_problems(text: str, tables: DomainTables, file: str = "<problems>") -> ProblemSet:
+    """Parse and check every line of a problem file (JSON lines) against ``tables``' domain.
+
+    Lines are numbered by ``\\n`` alone (a form feed or U+2028 inside a line does not start a new one), each
+    line is strict JSON (no NaN or Infinity, no repeated keys, at most `MAX_NESTING` levels deep), and the
+    first bad line raises a DomainError with the file, the problem and the line.
+    """
     domain = tables.domain
     goals = list(domain.goals)
     ad_hoc: dict[tuple, int] = {}
     ids, values, goal_idx = [], [], []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if line.endswith("\r"):
+            line = line[:-1]
         if not line.strip():
             continue
 
         def fail(message: str, item: str | None = None, _lineno: int = lineno) -> DomainError:
             return DomainError(message, item=item, file=file, line=_lineno)
 
+        if nesting_error(line, "json") is not None:
+            raise fail(f"malformed JSON: nested more than {MAX_NESTING} levels deep")
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
         except json.JSONDecodeError as e:
             raise fail(f"malformed JSON: {e.msg} (column {e.colno})") from None
+        except _DuplicateKey as e:
+            raise fail(f"malformed JSON: duplicate key {show(e.key)}") from None
+        except _BadConstant as e:
+            raise fail(f"malformed JSON: {e.name} is not a JSON value") from None
+        except (ValueError, RecursionError) as e:
+            raise fail(parse_error(line, "json", file, e).message) from None
         if not isinstance(obj, Mapping):
             raise fail("a problem must be a JSON object with start and goal")
         pid = obj.get("id", lineno)
-        item = f"problem {pid!r}"
+        if isinstance(pid, bool) or not isinstance(pid, str | int | float) or pid in (math.inf, -math.inf):
+            raise fail(f"'id' must be a string or a finite number, got {show(pid)}")
+        item = f"problem {show(pid)}"
         extra = set(obj) - {"id", "start", "goal"}
         if extra:
-            raise fail(f"unknown key '{sorted(extra)[0]}' (expected id, start, goal)", item)
+            raise fail(f"unknown key {show(sorted(extra)[0])} (expected id, start, goal)", item)
         start = obj.get("start", {})
         if not isinstance(start, Mapping):
             raise fail("'start' must be an object of fact: value", item)
@@ -73,7 +132,7 @@ def parse_problems(text: str, tables: DomainTables, file: str = "<problems>") ->
                 g = domain.goal_index(goal)
             except KeyError:
                 known = ", ".join(x.name for x in domain.goals) or "none"
-                raise fail(f"unknown goal '{goal}' (known: {known})", item) from None
+                raise fail(f"unknown goal {show(goal)} (known: {show(known, 200)[1:-1]})", item) from None
         elif isinstance(goal, Mapping) and goal:
             try:
                 want = domain.conditions(goal, item)

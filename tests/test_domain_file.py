@@ -146,6 +146,8 @@ class Bad:
         return line_of(text, marker)
 
 
+COST_MESSAGE = "cost must be a finite number in 0..1e12"
+PRIORITY_MESSAGE = "priority must be a finite number in -1e30..1e30"
 RELOAD, FIRE, DRAW, READY = "action 'reload'", "action 'fire'", "action 'draw'", "goal 'ready'"
 RELOAD_LINE = ("[actions.reload]", '"reload": {')
 
@@ -241,28 +243,39 @@ BAD_CASES = [
     ),
     # costs
     pytest.param(
-        Bad("cost = 2", "cost = 0", RELOAD, "cost must be a finite number > 0", ("cost = 0", '"cost": 0')),
-        id="cost-zero",
-    ),
-    pytest.param(
-        Bad("cost = 2", "cost = -2", RELOAD, "cost must be a finite number > 0", ("cost = -2", '"cost": -2')),
+        Bad("cost = 2", "cost = -2", RELOAD, COST_MESSAGE, ("cost = -2", '"cost": -2')),
         id="cost-negative",
     ),
     pytest.param(
-        Bad("cost = 2", "cost = nan", RELOAD, "cost must be a finite number > 0", ("cost = nan", '"cost": NaN')),
+        Bad("cost = 2", "cost = nan", RELOAD, COST_MESSAGE, ("cost = nan", '"cost": NaN')),
         id="cost-nan",
     ),
     pytest.param(
-        Bad("cost = 2", "cost = inf", RELOAD, "cost must be a finite number > 0", ("cost = inf", '"cost": Infinity')),
+        Bad("cost = 2", "cost = inf", RELOAD, COST_MESSAGE, ("cost = inf", '"cost": Infinity')),
         id="cost-inf",
     ),
     pytest.param(Bad("cost = 2\n", "", RELOAD, "missing 'cost'", RELOAD_LINE), id="cost-missing"),
+    # finite in float64, infinite in float32 (3.4e38): refused at load, not turned into inf by the planners
+    pytest.param(Bad("cost = 2", "cost = 1e39", RELOAD, COST_MESSAGE, ("cost = 1e39", '"cost": 1e+39')),
+                 id="cost-beyond-float32"),
+    pytest.param(Bad("cost = 2", "cost = 1000000000001", RELOAD, COST_MESSAGE + ", got 1000000000001",
+                     ("cost = 1000000000001", '"cost": 1000000000001')), id="cost-above-max"),
+    pytest.param(Bad("cost = 2", "cost = " + "9" * 400, RELOAD, COST_MESSAGE + ", got an integer of 400 digits",
+                     ("cost = 999", '"cost": 999')), id="cost-400-digits"),
+    pytest.param(Bad("priority = 5", "priority = 1e31", READY, PRIORITY_MESSAGE,
+                     ("priority = 1e31", '"priority": 1e+31')), id="priority-above-max"),
+    pytest.param(Bad("priority = 5", "priority = -3e38", READY, PRIORITY_MESSAGE,
+                     ("priority = -3e38", '"priority": -3e+38')), id="priority-below-min"),
+    pytest.param(Bad("priority = 5", "priority = -" + "9" * 400, READY, PRIORITY_MESSAGE,
+                     ("priority = -999", '"priority": -999')), id="priority-400-digits"),
+    pytest.param(Bad("priority = 5", "priority = nan", READY, PRIORITY_MESSAGE,
+                     ("priority = nan", '"priority": NaN')), id="priority-nan"),
     pytest.param(
-        Bad("cost = 2", 'cost = "2"', RELOAD, "cost must be a finite number > 0", ('cost = "2"', '"cost": "2"')),
+        Bad("cost = 2", 'cost = "2"', RELOAD, COST_MESSAGE, ('cost = "2"', '"cost": "2"')),
         id="cost-string",
     ),
     pytest.param(
-        Bad("cost = 2", "cost = true", RELOAD, "cost must be a finite number > 0", ("cost = true", '"cost": true')),
+        Bad("cost = 2", "cost = true", RELOAD, COST_MESSAGE, ("cost = true", '"cost": true')),
         id="cost-bool",
     ),
     # unparsable conditions and effects
@@ -344,19 +357,19 @@ def test_bad_domain_names_item_file_and_line(tmp_path, case: Bad, fmt):
 
 
 def test_loads_domain_names_the_given_file():
-    text = BASE_TOML.replace("cost = 2", "cost = 0")
+    text = BASE_TOML.replace("cost = 2", "cost = -1")
     with pytest.raises(DomainError) as exc:
         loads_domain(text, fmt="toml", file="inline.toml")
-    assert str(exc.value).startswith(f"inline.toml:{line_of(text, 'cost = 0')}: {RELOAD}: ")
+    assert str(exc.value).startswith(f"inline.toml:{line_of(text, 'cost = -1')}: {RELOAD}: ")
 
 
 def test_comment_naming_a_key_does_not_move_the_line(tmp_path):
     # The comment names the action and the key before the real ones: the error must skip it.
-    text = BASE_TOML.replace("cost = 2", "cost = 0").replace(
-        "[actions.draw]", "# [actions.reload] comes later, with cost = 0\n[actions.draw]"
+    text = BASE_TOML.replace("cost = 2", "cost = -1").replace(
+        "[actions.draw]", "# [actions.reload] comes later, with cost = -1\n[actions.draw]"
     )
     path = write(tmp_path, "soldier.toml", text)
-    real = text.splitlines().index("cost = 0") + 1
+    real = text.splitlines().index("cost = -1") + 1
     assert real > line_of(text, "# [actions.reload]")
     assert_error(load_error(path), item=RELOAD, path=path, line=real, message="cost must be")
 
@@ -770,7 +783,17 @@ def test_builder_rejects_duplicate_names():
 
 def test_builder_validates_like_a_file():
     with pytest.raises(DomainError) as exc:
-        DomainBuilder("d").int("ammo", 0, 6).action("reload", cost=0, effects={"ammo": 6}).build()
+        DomainBuilder("d").int("ammo", 0, 6).action("reload", cost=-0.5, effects={"ammo": 6}).build()
     assert exc.value.item == "action 'reload'"
     assert exc.value.file is None and exc.value.line is None
-    assert str(exc.value) == "action 'reload': cost must be a finite number > 0, got 0"
+    assert str(exc.value) == "action 'reload': cost must be a finite number in 0..1e12, got -0.5"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_zero_and_max_costs_and_priorities_are_accepted(tmp_path, fmt):
+    # Zero-cost actions are allowed (PDDL sokoban has them); the limits themselves are inside the range.
+    text = BASE_TOML.replace("cost = 2", "cost = 0").replace("cost = 1.5", "cost = 1e12")
+    text = text.replace("priority = 5", "priority = -1e30")
+    d = load_domain(write(tmp_path, f"soldier.{fmt}", text if fmt == "toml" else to_json(text)))
+    assert [a.cost for a in d.actions] == [1.0, 0.0, 1e12]
+    assert d.goals[0].priority == -1e30
