@@ -1,28 +1,44 @@
-"""Brain: every agent's state, goal and plan in arrays, advanced one tick at a time.
+"""Brain: every agent's state, goal and plan in Warp arrays on one device, advanced one tick at a time.
 
-One tick (`Brain.tick`) runs six stages in a fixed order:
+The per-agent arrays are `goap.state.AgentArrays` (the table of every array, its shape, dtype and writer is in
+`goap.state`); ``brain.states``, ``brain.goal``, ... are those arrays, on ``brain.device``. On the CPU device
+``brain.states.numpy()`` is a zero-copy numpy view; ``wp.to_torch(brain.goal)`` a zero-copy torch view.
+
+One tick (`Brain.tick`) runs its stages in a fixed order, each a Warp kernel over the agents
+(`goap.kernels.tick`); only the tick's counters (a few dozen integers) come back to the host:
 
 1. **sense**: the world writes facts into ``states`` (and may write ``costs``, ``enabled``, ``priorities``).
-2. **select**: each agent takes its highest-priority goal that is not satisfied and not cooling down (priority
-   > 0; ties go to the lower goal index). Reaching the current goal counts as an achievement.
-3. **validate**: an agent needs a plan when its goal changed, its plan finished without reaching the goal,
-   its last action failed, or its next action's preconditions no longer hold (or the action was disabled).
-4. **plan**: at most ``plan_budget`` agents are planned per tick, those waiting longest first, then by goal
-   priority, then by index. A failed search puts that goal on cooldown for ``cooldown_ticks`` ticks.
-5. **act**: the world advances each agent's current action and reports RUNNING, DONE or FAILED; a DONE
-   action's symbolic effects are applied to ``states`` and the agent moves to its next step.
-6. **metrics**: per-stage times and counters.
+2. **select**: each agent takes its highest-scoring goal that is not satisfied, not cooling down and of
+   priority > 0 (ties go to the lower goal index; the goal being pursued gets ``goal_hysteresis`` extra), or
+   the goal pinned with `set_goal`. Reaching the current goal counts as an achievement.
+3. **validate**: an agent needs a plan when its goal changed, its plan finished without reaching the goal, its
+   last action failed, or its current action's preconditions no longer hold (or the action was disabled).
+4. **plan**: the requests are compacted on the device (a scan) and, when more agents ask than ``plan_budget``
+   allows, ordered longest waiting first, then by goal priority, then by index (two stable radix sorts). The
+   planner reads the brain's arrays and writes plans straight into them. A failed search puts that goal on
+   cooldown for ``cooldown_ticks`` ticks; a search that outgrew its node pool is deferred to a later tick with a
+   larger pool (no cooldown); a plan longer than the plan buffer arrives in segments.
+5. **act**: each agent's current action (``action``, always ``plan[step]``) starts or continues; the world
+   advances it and reports RUNNING, DONE or FAILED in ``action_status``; a DONE action's symbolic effects are
+   applied and the next step becomes the current action.
+6. **metrics**: counters of the tick are read once; stage times go into bounded running statistics.
 
-All per-agent work is numpy over the arrays (or the planner's kernels); nothing loops over agents in Python.
-The arrays live on the host; the Warp planner copies what it needs to its device.
+Without a world the game drives the actions: after `tick`, ``brain.action`` holds what each agent should be
+doing; the game sets ``brain.action_status`` to DONE or FAILED when it is (RUNNING until then, for as many ticks
+as the action takes), and the next `tick` takes it from there.
+
+Events: ``brain.events`` gives the last tick's per-agent masks (``brain.events.action_finished`` is a bool array
+on the device; ``brain.events.agents("goal_achieved")`` the host indices).
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import io
 import json
 import time
+import zipfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,50 +49,129 @@ import numpy as np
 
 from goap.domain import Domain
 from goap.encoding import DomainTables, encode, fingerprint
+from goap.metrics import RunningSeries
 from goap.outcomes import OutcomeLog
 from goap.planners import PlanBatch, Status, make_planner
-from goap.vector import actions_applicable, apply_actions, goal_satisfied, goals_satisfied
+from goap.state import FIELD_NAMES, FIELDS, AgentArrays
 from goap.world import DONE, FAILED, RUNNING, World
 
 STAGES = ("sense", "select", "validate", "plan", "act", "metrics")
 
 #: Why an agent needed a new plan (``Brain.replan_cause``).
-CAUSES = ("none", "new_goal", "goal_changed", "plan_finished", "action_failed", "invalid")
-NEW_GOAL, GOAL_CHANGED, PLAN_FINISHED, ACTION_FAILED, INVALID = 1, 2, 3, 4, 5
+CAUSES = ("none", "new_goal", "goal_changed", "plan_finished", "action_failed", "invalid", "commanded")
+NEW_GOAL, GOAL_CHANGED, PLAN_FINISHED, ACTION_FAILED, INVALID, COMMANDED = 1, 2, 3, 4, 5, 6
 
-_ARRAYS = (
-    "states", "priorities", "costs", "enabled", "goal", "plan", "plan_length", "step", "plan_cost", "action",
-    "action_status", "action_ticks", "cooldown_until", "waiting", "needs_plan", "replan_cause", "last_failure",
+#: Event bits of ``Brain.events`` (bit k is ``1 << k``), in this order.
+EVENTS = (
+    "action_started", "action_finished", "action_failed", "goal_achieved", "plan_found", "plan_failed",
+    "goal_changed", "replan",
 )
+
+# Counter slots (goap.kernels.tick): name by slot.
+_COUNTER_SLOTS = {
+    0: "goals_achieved", 1: "plans_requested", 2: "plans_made", 3: "plans_failed", 4: "plans_satisfied",
+    5: "plans_deferred", 6: "nodes_expanded", 7: "actions_started", 8: "actions_done", 9: "actions_failed",
+    10: "idle", 11: "alive",
+}
+_COUNTER_SLOTS.update({12 + c: f"replan_{name}" for c, name in enumerate(CAUSES) if c})
+_COUNTER_SLOTS.update({20 + int(s): f"plans_failed_{s.label}" for s in Status if s > Status.SATISFIED})
+_N_COUNTERS = 28
+_PER_TICK = {"idle", "alive"}  # gauges, not totals: kept as series, not summed into ``counters``
+
+
+class BrainError(ValueError):
+    """Input from the game or the world that the brain cannot use (a bad action status, an out-of-range fact)."""
+
+
+class SnapshotError(ValueError):
+    """A snapshot that cannot be restored: the message names the file and the field; nothing was changed."""
 
 
 @dataclass
 class TickStats:
-    """What one tick did: stage times in milliseconds and event counts."""
+    """What one tick did: stage times in milliseconds and the tick's counters (non-zero ones)."""
 
     tick: int
     ms: dict[str, float]
     events: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class FactSlot:
+    """Where one fact lives in a packed state, for a game's own kernels (`goap.kernels.semantics.read_field`)."""
+
+    index: int
+    word: int
+    shift: int
+    mask: int  # before shifting
+    min: int
+    max: int
+
+
+class Events:
+    """The last tick's events as per-agent masks on the device (`EVENTS` names them)."""
+
+    def __init__(self, brain: Brain):
+        self._brain = brain
+
+    @property
+    def bits(self) -> Any:
+        """uint32 [N]: every event of each agent, bit k for ``EVENTS[k]``."""
+        return self._brain.arrays.event_bits
+
+    def mask(self, name: str) -> Any:
+        """bool [N] on the device: the agents that had event ``name`` last tick."""
+        wp, k = self._brain._wp, self._brain._kernels
+        out = wp.zeros(self._brain.n_agents, dtype=wp.bool, device=self._brain.device)
+        if self._brain.n_agents:
+            wp.launch(k.event_mask, self._brain.n_agents, [self.bits, wp.uint32(_event_bit(name)), out],
+                      device=self._brain.device)
+        return out
+
+    def agents(self, name: str) -> np.ndarray:
+        """Host indices of the agents that had event ``name`` last tick."""
+        return np.flatnonzero(self.bits.numpy() & np.uint32(_event_bit(name)))
+
+    def count(self, name: str) -> int:
+        return len(self.agents(name))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in EVENTS:
+            return self.mask(name)
+        raise AttributeError(f"no event '{name}'; events are {', '.join(EVENTS)}")
+
+
+def _event_bit(name: str) -> int:
+    if name not in EVENTS:
+        raise ValueError(f"unknown event '{name}'; events are {', '.join(EVENTS)}")
+    return 1 << EVENTS.index(name)
+
+
 class Brain:
-    """The agents' minds: arrays of N rows, one per agent, and the tick pipeline over them.
+    """The agents' minds: one struct of Warp arrays of N rows (see `goap.state`), and the tick over them.
 
     Args:
         domain: the planning domain (or its tables).
-        n_agents: N.
-        world: the `goap.world.World` that senses and acts; None for a brain driven by hand.
+        n_agents: N, the capacity: rows allocated once.
+        world: the `goap.world.World` that senses and acts; None for a brain the game drives by hand.
         planner: a registered planner name ("warp", "reference").
-        device: the Warp planner's device.
+        device: the Warp device of the arrays and the planner ("cpu", "cuda:0"); Warp's default when None.
         plan_budget: most agents planned per tick (None: all that need a plan).
         cooldown_ticks: ticks a goal is skipped after its search failed.
-        max_nodes, max_plan_length: planner budgets.
+        max_nodes, max_plan_length: planner budgets (the first node pool, the plan buffer).
         apply_effects: apply a finished action's symbolic effects to ``states``.
         seed: passed to ``world.reset``; the same seed and inputs give the same run on the same device.
-        goal_hysteresis: priority bonus of the goal an agent already pursues, when goals are compared (0: none).
-        goal_scorer: called with the brain each tick; returns float32 [N, G] scores that replace ``priorities``
-            when goals are compared (a learned utility, say). Eligibility is unchanged: a goal that holds, cools
-            down or has priority <= 0 is never picked.
+        goal_hysteresis: score bonus of the goal an agent already pursues, when goals are compared (0: none).
+        goal_scorer: called with the brain each tick; returns float32 [N, G] scores (a numpy array, a Warp array
+            on the brain's device or a torch tensor) that replace ``priorities`` when goals are compared (a
+            learned utility, say). Eligibility is unchanged: a goal that holds, cools down or has priority <= 0
+            is never picked.
+        n_alive: agents alive at the start (the first rows); the rest are free rows for `spawn`. Default: all.
+        check_inputs: validate what the game and the world write (action statuses, action indices, packed
+            states) every tick and raise `BrainError` naming the agent; turn off in release builds.
+        capture: on a CUDA device, capture the tick's launches as a CUDA graph and replay it (the world's
+            too when it declares ``capturable = True``); ignored on the CPU.
+        planner_options: further options of the planner (``threads``, ``heuristic``, ...).
     """
 
     def __init__(
@@ -94,200 +189,535 @@ class Brain:
         apply_effects: bool = True,
         seed: int = 0,
         goal_hysteresis: float = 0.0,
-        goal_scorer: Callable[[Brain], np.ndarray] | None = None,
+        goal_scorer: Callable[[Brain], Any] | None = None,
+        n_alive: int | None = None,
+        check_inputs: bool = True,
+        capture: bool = False,
+        planner_options: dict[str, Any] | None = None,
     ):
-        if not isinstance(n_agents, int | np.integer) or n_agents < 0:
+        if not isinstance(n_agents, int | np.integer) or isinstance(n_agents, bool) or n_agents < 0:
             raise ValueError(f"n_agents must be an integer >= 0, got {n_agents!r}")
-        if plan_budget is not None and plan_budget < 1:
-            raise ValueError(f"plan_budget must be >= 1, got {plan_budget}")
-        if cooldown_ticks < 0:
-            raise ValueError(f"cooldown_ticks must be >= 0, got {cooldown_ticks}")
+        if plan_budget is not None and (not isinstance(plan_budget, int | np.integer) or plan_budget < 1):
+            raise ValueError(f"plan_budget must be an integer >= 1, got {plan_budget!r}")
+        if not isinstance(cooldown_ticks, int | np.integer) or cooldown_ticks < 0:
+            raise ValueError(f"cooldown_ticks must be an integer >= 0, got {cooldown_ticks!r}")
+        if not np.isfinite(goal_hysteresis) or goal_hysteresis < 0:
+            raise ValueError(f"goal_hysteresis must be a finite number >= 0, got {goal_hysteresis}")
+        if n_alive is not None and not 0 <= n_alive <= n_agents:
+            raise ValueError(f"n_alive must be in 0..{n_agents}, got {n_alive}")
+        from goap.kernels import init_warp
+
+        wp = self._wp = init_warp()
+        from goap.kernels import semantics, tick
+
+        self._kernels = tick
         self.tables = domain if isinstance(domain, DomainTables) else encode(domain)
         self.domain = self.tables.domain
+        try:
+            self.device = wp.get_device(device)
+        except (ValueError, RuntimeError) as e:
+            raise ValueError(f"unknown or unavailable Warp device {device!r}: {e}") from None
         self.world = world
         self.n_agents = N = int(n_agents)
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = dict(planner_options or {})
         if max_nodes is not None:
             options["max_nodes"] = max_nodes
         if max_plan_length is not None:
             options["max_plan_length"] = max_plan_length
         if planner != "reference":
-            options["device"] = device
+            options.setdefault("device", str(self.device))
         self.planner = make_planner(planner, self.tables, **options)
-        self.plan_budget = plan_budget
+        self.plan_budget = None if plan_budget is None else int(plan_budget)
         self.cooldown_ticks = int(cooldown_ticks)
-        self.apply_effects = apply_effects
-        if not np.isfinite(goal_hysteresis) or goal_hysteresis < 0:
-            raise ValueError(f"goal_hysteresis must be a finite number >= 0, got {goal_hysteresis}")
+        self.apply_effects = bool(apply_effects)
         self.goal_hysteresis = float(goal_hysteresis)
         self.goal_scorer = goal_scorer
+        self.check_inputs = bool(check_inputs)
         self.outcomes: OutcomeLog | None = None
-        A, G, L = self.tables.n_actions, self.tables.goals.n_goals, self.planner.max_plan_length
+        self.on_plan: list[Callable[[Brain, np.ndarray], None]] = []
+        A, G = self.tables.n_actions, self.tables.goals.n_goals
+        L = int(self.planner.max_plan_length)
+        self._n_levels = int(getattr(self.planner, "n_levels", 1))
 
-        default_state = self.tables.pack(self.domain.default_state())
-        self.states = np.repeat(default_state[None], N, axis=0)
-        self.priorities = np.repeat(self.tables.goals.priority[None], N, axis=0).astype(np.float32)
-        self.costs = np.repeat(self.tables.cost[None], N, axis=0).astype(np.float32)
-        self.enabled = np.ones((N, A), dtype=bool)
-        self.goal = np.full(N, -1, dtype=np.int32)
-        self.plan = np.full((N, L), -1, dtype=np.int32)
-        self.plan_length = np.zeros(N, dtype=np.int32)
-        self.step = np.zeros(N, dtype=np.int32)
-        self.plan_cost = np.zeros(N, dtype=np.float32)
-        self.action = np.full(N, -1, dtype=np.int32)
-        self.action_status = np.full(N, RUNNING, dtype=np.int8)
-        self.action_ticks = np.zeros(N, dtype=np.int32)
-        self.cooldown_until = np.zeros((N, G), dtype=np.int64)
-        self.waiting = np.zeros(N, dtype=np.int32)
-        self.needs_plan = np.zeros(N, dtype=bool)
-        self.replan_cause = np.zeros(N, dtype=np.int8)
-        self.last_failure = np.full(N, -1, dtype=np.int8)  # the Status of the agent's last failed search
-        self._batch = PlanBatch.empty(N, L)
-        self._open_row = np.full(N, -1, dtype=np.int64)  # the outcome row an agent's current plan belongs to
+        self._default_state = self.tables.pack(self.domain.default_state())
+        alive = np.zeros(N, dtype=bool)
+        alive[: N if n_alive is None else n_alive] = True
+        self.arrays = AgentArrays(
+            N, {"W": self.tables.n_words, "G": G, "A": A, "L": L}, self.device,
+            fills={
+                "states": self._default_state,
+                "priorities": self.tables.goals.priority.astype(np.float32),
+                "costs": self.tables.cost.astype(np.float32),
+                "alive": alive,
+            },
+        )
+        self._tables_d = semantics.to_device(self.tables, semantics.DomainTables, self.device)
+        dev = self.device
+        self._tick = wp.zeros(1, dtype=wp.int64, device=dev)
+        self._counters = wp.zeros(_N_COUNTERS, dtype=wp.int64, device=dev)
+        self._action_counts = wp.zeros(max(1, A), dtype=wp.int64, device=dev)
+        self._flag = wp.zeros(max(1, N), dtype=wp.int32, device=dev)
+        self._pos = wp.zeros(max(1, N), dtype=wp.int32, device=dev)
+        self._q_key = wp.zeros(max(2, 2 * N), dtype=wp.float32, device=dev)
+        self._q_wait = wp.zeros(max(2, 2 * N), dtype=wp.int32, device=dev)
+        self._q_ids = wp.zeros(max(2, 2 * N), dtype=wp.int32, device=dev)
+        self._q_count = wp.zeros(2, dtype=wp.int32, device=dev)
+        self._first_bad = wp.full(1, 2**31 - 1, dtype=wp.int32, device=dev)
+        self._layout_d = self._layout_arrays()
+        self._batch = PlanBatch(
+            status=self.arrays.plan_status, cost=self.arrays.plan_cost, length=self.arrays.plan_length,
+            actions=self.arrays.plan, expanded=self.arrays.expanded, level=self.arrays.plan_level,
+        )
+        self._device_planner = _writes_device_batch(self.planner, self.device)
+        self._host_batch = None if self._device_planner else PlanBatch.empty(N, L)
+        self._open_row = np.full(N, -1, dtype=np.int64)  # outcome rows (opt-in host logging only)
         self._open_tick = np.zeros(N, dtype=np.int64)
+        self.events = Events(self)
         self.tick_count = 0
         self.counters: Counter[str] = Counter()
-        self.stage_ms: dict[str, list[float]] = {s: [] for s in STAGES}
+        self.stage_stats = {s: RunningSeries() for s in (*STAGES, "total")}
+        self.idle_series = RunningSeries()
         self.seed = int(seed)
+        self.capture = bool(capture) and self.device.is_cuda
+        self._graph = None
         if world is not None:
             world.reset(self, self.seed)
 
-    # --- the tick -----------------------------------------------------------------------------------------
+    # --- the per-agent arrays ----------------------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        if name in FIELD_NAMES and "arrays" in self.__dict__:
+            return getattr(self.__dict__["arrays"], name)
+        raise AttributeError(f"'Brain' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in FIELD_NAMES:
+            raise AttributeError(f"brain.{name} is allocated once; write into it (e.g. brain.{name}.numpy()[...] = x)")
+        super().__setattr__(name, value)
+
+    @property
+    def n_alive(self) -> int:
+        return int(self.arrays.alive.numpy().sum())
+
+    @property
+    def action_counts(self) -> dict[str, int]:
+        """Times each action was completed (DONE), by action name."""
+        counts = self._action_counts.numpy()
+        return {a.name: int(counts[i]) for i, a in enumerate(self.domain.actions)}
+
+    # --- the tick ----------------------------------------------------------------------------------------------
     def tick(self, dt: float = 1.0) -> TickStats:
+        """Advance every agent one tick (see the module docstring); returns the tick's times and counters."""
         ms: dict[str, float] = {}
-        events: Counter[str] = Counter()
-        t = time.perf_counter()
+        start = t = time.perf_counter()
 
         def lap(stage: str) -> None:
             nonlocal t
             now = time.perf_counter()
-            ms[stage] = (now - t) * 1000.0
+            ms[stage] = ms.get(stage, 0.0) + (now - t) * 1000.0
             t = now
 
+        self.arrays.event_bits.zero_()
+        self._counters.zero_()
+        if self._graph is not None:
+            self._wp.capture_launch(self._graph)
+            lap("act")
+        else:
+            if self.world is None:
+                self._finish_actions()  # the statuses the game set since the last tick
+            lap("act")
+            if self.capture and self.tick_count >= 1 and self._capturable():
+                self._capture_tick(dt)
+                lap("act")
+            else:
+                self._stages(dt, lap)
+        self.tick_count += 1
+        counts = self._counters.numpy()
+        events = {}
+        for slot, name in _COUNTER_SLOTS.items():
+            n = int(counts[slot])
+            if n and name not in _PER_TICK:
+                events[name] = n
+        self.counters.update(events)
+        alive, idle = int(counts[11]), int(counts[10])
+        self.idle_series.add(idle / alive if alive else 0.0)
+        lap("metrics")
+        for stage in STAGES:
+            self.stage_stats[stage].add(ms.get(stage, 0.0))
+        self.stage_stats["total"].add((time.perf_counter() - start) * 1000.0)
+        return TickStats(tick=self.tick_count, ms=ms, events=events)
+
+    def _stages(self, dt: float, lap: Callable[[str], None]) -> None:
         if self.world is not None:
             self.world.sense(self)
+        if self.check_inputs:
+            self._check_states("after sense")
         lap("sense")
-        self._select(events)
+        self._select()
         lap("select")
-        self._validate(events)
+        self._validate()
         lap("validate")
-        self._plan(events)
+        self._plan()
         lap("plan")
-        self._act(dt, events)
-        lap("act")
-        self.counters.update(events)
-        self.tick_count += 1
-        lap("metrics")
-        for stage, value in ms.items():
-            self.stage_ms[stage].append(value)
-        return TickStats(tick=self.tick_count, ms=ms, events=dict(events))
-
-    def _select(self, events: Counter[str]) -> None:
-        sat = goals_satisfied(self.tables.goals, self.states)
-        has_goal = self.goal >= 0
-        achieved = has_goal & sat[np.arange(self.n_agents), np.maximum(self.goal, 0)]
-        events["goals_achieved"] += int(achieved.sum())
-        eligible = ~sat & (self.cooldown_until <= self.tick_count) & (self.priorities > 0)
-        base = self.priorities if self.goal_scorer is None else np.asarray(self.goal_scorer(self), dtype=np.float32)
-        if base.shape != self.priorities.shape:
-            raise ValueError(f"goal_scorer returned shape {base.shape}, expected {self.priorities.shape}")
-        score = np.where(eligible, base, -np.inf)
-        if self.goal_hysteresis:
-            # The goal being pursued keeps a bonus, so that small swings in priority do not throw plans away.
-            rows = np.flatnonzero(has_goal)
-            score[rows, self.goal[rows]] += self.goal_hysteresis
-        best = np.argmax(score, axis=1).astype(np.int32) if score.shape[1] else np.zeros(self.n_agents, np.int32)
-        best = np.where(eligible.any(axis=1), best, -1).astype(np.int32)
-        changed = best != self.goal
-        if self.outcomes is not None:
-            self._close_outcomes(achieved, changed)
-        if changed.any():
-            self.goal[changed] = best[changed]
-            self._clear_plans(changed)
-            self.needs_plan[changed & (best < 0)] = False
-            self._request(changed & (best >= 0), np.where(achieved | ~has_goal, NEW_GOAL, GOAL_CHANGED), events)
-
-    def _validate(self, events: Counter[str]) -> None:
-        active = (self.goal >= 0) & ~self.needs_plan
-        failed = active & (self.action_status == FAILED)
-        finished = active & ~failed & (self.step >= self.plan_length)
-        rest = active & ~failed & ~finished
-        nxt = np.where(rest, self.plan[np.arange(self.n_agents), np.minimum(self.step, self.plan.shape[1] - 1)], -1)
-        usable = actions_applicable(self.tables, self.states, nxt)
-        usable &= self.enabled[np.arange(self.n_agents), np.maximum(nxt, 0)]
-        invalid = rest & ~usable
-        self._request(failed, ACTION_FAILED, events)
-        self._request(finished, PLAN_FINISHED, events)
-        self._request(invalid, INVALID, events)
-        self.action_status[failed] = RUNNING
-
-    def _request(self, mask: np.ndarray, cause: int | np.ndarray, events: Counter[str]) -> None:
-        if not mask.any():
-            return
-        causes = np.broadcast_to(np.asarray(cause, dtype=np.int8), mask.shape)[mask]
-        self.needs_plan[mask] = True
-        self.replan_cause[mask] = causes
-        self.action[mask] = -1
-        for c, n in zip(*np.unique(causes, return_counts=True), strict=True):
-            events[f"replan_{CAUSES[c]}"] += int(n)
-
-    def _plan(self, events: Counter[str]) -> None:
-        want = np.flatnonzero(self.needs_plan & (self.goal >= 0))
-        self.waiting[want] += 1
-        if not len(want):
-            return
-        if self.plan_budget is not None and len(want) > self.plan_budget:
-            prio = self.priorities[want, self.goal[want]]
-            order = np.lexsort((want, -prio, -self.waiting[want]))
-            want = want[order[: self.plan_budget]]
-        want = np.sort(want)
-        batch = self.planner.plan(self.states, self.goal, self.costs, self.enabled, agents=want, out=self._batch)
-        if self.outcomes is not None:
-            self._open_outcomes(want, batch)  # before failed goals are dropped: the rows name the goal planned
-        status = batch.status[want]
-        ok = want[status == Status.OK]
-        done = want[status == Status.SATISFIED]
-        bad = want[(status != Status.OK) & (status != Status.SATISFIED)]
-        self.plan[ok] = batch.actions[ok]
-        self.plan_length[ok] = batch.length[ok]
-        self.plan_cost[ok] = batch.cost[ok]
-        self.step[ok] = 0
-        self.needs_plan[want] = False
-        self.waiting[want] = 0
-        self.last_failure[bad] = status[(status != Status.OK) & (status != Status.SATISFIED)]
-        self.cooldown_until[bad, self.goal[bad]] = self.tick_count + self.cooldown_ticks
-        self.goal[bad] = -1
-        self._clear_plans(np.isin(np.arange(self.n_agents), np.concatenate([bad, done])))
-        events["plans_made"] += len(ok)
-        events["plans_failed"] += len(bad)
-        codes, counts = np.unique(status[(status != Status.OK) & (status != Status.SATISFIED)], return_counts=True)
-        for code, n in zip(codes, counts, strict=True):  # one line per status, not per agent
-            events[f"plans_failed_{Status(int(code)).label}"] += int(n)
-        events["nodes_expanded"] += int(batch.expanded[want].sum())
-        events["plans_requested"] += len(want)
-
-    def _act(self, dt: float, events: Counter[str]) -> None:
-        rows = np.arange(self.n_agents)
-        active = (self.goal >= 0) & ~self.needs_plan & (self.step < self.plan_length)
-        current = np.where(active, self.plan[rows, np.minimum(self.step, self.plan.shape[1] - 1)], -1)
-        # The same action continues only if it was still running; a repeat (chop, chop) starts from zero.
-        same = (current == self.action) & (current >= 0) & (self.action_status == RUNNING)
-        self.action_ticks = np.where(same, self.action_ticks + 1, 0).astype(np.int32)
-        self.action[:] = current
-        self.action_status[:] = RUNNING
+        self._begin_actions()
         if self.world is not None:
             self.world.act(self, dt)
-        else:
-            self.action_status[current >= 0] = DONE
-        done = (self.action >= 0) & (self.action_status == DONE)
-        failed = (self.action >= 0) & (self.action_status == FAILED)
-        if self.apply_effects:
-            apply_actions(self.tables, self.states, np.where(done, self.action, -1))
-        self.step[done] += 1
-        events["actions_done"] += int(done.sum())
-        events["actions_failed"] += int(failed.sum())
+            self._finish_actions()
+        self._launch(self._kernels.advance_tick, 1, [self._tick])
+        lap("act")
 
-    # --- outcome logging ------------------------------------------------------------------------------------
+    def _launch(self, kernel: Any, dim: int, inputs: list[Any]) -> None:
+        if dim:
+            self._wp.launch(kernel, dim=dim, inputs=inputs, device=self.device)
+
+    def _select(self) -> None:
+        a, k = self.arrays, self._kernels
+        scores = a.priorities if self.goal_scorer is None else self._scores()
+        self._launch(k.select_goals, self.n_agents, [
+            self._tick, a.states, self._tables_d.goals, a.alive, a.priorities, scores, a.cooldown_until,
+            a.pinned_goal, self.goal_hysteresis, a.goal, a.plan_length, a.step, a.needs_plan, a.replan_cause,
+            a.action, a.action_ticks, a.event_bits, self._counters,
+        ])
+        if self.outcomes is not None:
+            self._close_outcomes()
+
+    def _scores(self) -> Any:
+        wp = self._wp
+        s = self.goal_scorer(self)
+        shape = tuple(self.arrays.priorities.shape)
+        if isinstance(s, wp.array):
+            if s.device != self.device or s.dtype != wp.float32 or tuple(s.shape) != shape:
+                raise ValueError(f"goal_scorer returned a {s.dtype.__name__} array of shape {tuple(s.shape)} on "
+                                 f"{s.device}; expected float32 {shape} on {self.device}")
+            return s
+        if type(s).__module__.startswith("torch"):
+            s = wp.from_torch(s.detach().float().contiguous())
+            if tuple(s.shape) != shape:
+                raise ValueError(f"goal_scorer returned shape {tuple(s.shape)}, expected {shape}")
+            return s if s.device == self.device else s.to(self.device)
+        s = np.ascontiguousarray(s, dtype=np.float32)
+        if s.shape != shape:
+            raise ValueError(f"goal_scorer returned shape {s.shape}, expected {shape}")
+        return wp.array(s, dtype=wp.float32, device=self.device)
+
+    def _validate(self) -> None:
+        a = self.arrays
+        self._launch(self._kernels.validate_plans, self.n_agents, [
+            a.states, self._tables_d, a.alive, a.enabled, a.goal, a.plan, a.plan_length, a.step, a.action_status,
+            a.needs_plan, a.replan_cause, a.action, a.action_ticks, a.event_bits, self._counters,
+        ])
+
+    def _plan(self) -> None:
+        wp, a, k, N = self._wp, self.arrays, self._kernels, self.n_agents
+        if not N:
+            return
+        self._launch(k.queue_requests, N, [a.alive, a.needs_plan, a.goal, a.waiting, self._flag])
+        wp.utils.array_scan(self._flag, self._pos, inclusive=False)
+        self._launch(k.compact_requests, N, [
+            self._flag, self._pos, a.goal, a.priorities, self.plan_budget or 0, self._q_key, self._q_ids,
+            self._q_count,
+        ])
+        if self.device.is_cpu:
+            requests, n = (int(x) for x in self._q_count.numpy())
+            if n == 0:
+                return
+            if n < requests:
+                self._order_queue(requests)
+            dim = n
+        else:
+            if self.plan_budget is not None:
+                self._order_queue(N)
+            dim = min(N, self.plan_budget or N)
+            n = None
+        planned_ids = self._q_ids[:dim]
+        if self._device_planner:
+            self.planner.plan(a.states, a.goal, a.costs, a.enabled, agents=planned_ids,
+                              count=self._q_count[1:2], out=self._batch)
+        else:
+            self._plan_on_host(n if n is not None else int(self._q_count.numpy()[1]))
+        if self.outcomes is not None:
+            self._open_outcomes(self._q_ids.numpy()[: int(self._q_count.numpy()[1])])
+        for hook in self.on_plan:
+            hook(self, self._q_ids.numpy()[: int(self._q_count.numpy()[1])].copy())
+        self._launch(k.accept_plans, dim, [
+            self._tick, self._q_ids, self._q_count, self.cooldown_ticks, a.plan_status, a.plan_level,
+            self._n_levels - 1, a.expanded, a.goal, a.plan_length, a.step, a.needs_plan, a.waiting,
+            a.last_failure, a.cooldown_until, a.action, a.event_bits, self._counters,
+        ])
+
+    def _order_queue(self, count: int) -> None:
+        """Longest waiting first, then highest priority, then lowest index: two stable sorts (priority, wait)."""
+        wp = self._wp
+        wp.utils.radix_sort_pairs(self._q_key, self._q_ids, count)
+        self._launch(self._kernels.wait_keys, count, [self._q_ids, self._q_count, self.arrays.waiting, self._q_wait])
+        wp.utils.radix_sort_pairs(self._q_wait, self._q_ids, count)
+
+    def _plan_on_host(self, n: int) -> None:
+        """Planners that work on host arrays (the reference): plan, then write the rows into the brain."""
+        if n <= 0:
+            return
+        wp, a = self._wp, self.arrays
+        ids = self._q_ids.numpy()[:n].astype(np.int64)
+        host = {name: arr.numpy() for name, arr in a.items()}  # views on the CPU, copies on a GPU
+        batch = self.planner.plan(host["states"], host["goal"], host["costs"], host["enabled"], agents=ids,
+                                  out=self._host_batch)
+        L = host["plan"].shape[1]
+        host["plan_status"][ids] = batch.status[ids]
+        host["plan_cost"][ids] = batch.cost[ids]
+        host["plan_length"][ids] = batch.length[ids]
+        host["plan"][ids] = np.asarray(batch.actions)[ids, :L]
+        host["expanded"][ids] = batch.expanded[ids]
+        host["plan_level"][ids] = np.asarray(batch.level)[ids]
+        if not self.device.is_cpu:
+            for name in ("plan_status", "plan_cost", "plan_length", "plan", "expanded", "plan_level"):
+                wp.copy(getattr(a, name), wp.array(host[name], device=self.device))
+
+    def _begin_actions(self) -> None:
+        a = self.arrays
+        self._launch(self._kernels.begin_actions, self.n_agents, [
+            a.alive, a.goal, a.needs_plan, a.plan, a.plan_length, a.step, a.action, a.action_status,
+            a.action_ticks, a.event_bits, self._counters,
+        ])
+
+    def _finish_actions(self) -> None:
+        a = self.arrays
+        if self.check_inputs:
+            self._check_actions()
+        self._launch(self._kernels.finish_actions, self.n_agents, [
+            a.states, self._tables_d, int(self.apply_effects), a.alive, a.plan, a.plan_length, a.step, a.action,
+            a.action_status, a.action_ticks, self._action_counts, a.event_bits, self._counters,
+        ])
+
+    # --- input checks (a debug pass the game may turn off) ------------------------------------------------------
+    def _first_bad_agent(self, kernel: Any, inputs: list[Any]) -> int:
+        self._first_bad.fill_(2**31 - 1)
+        self._launch(kernel, self.n_agents, [*inputs, self._first_bad])
+        bad = int(self._first_bad.numpy()[0])
+        return -1 if bad == 2**31 - 1 else bad
+
+    def _check_actions(self) -> None:
+        a = self.arrays
+        bad = self._first_bad_agent(self._kernels.check_actions,
+                                    [a.alive, a.action, a.action_status, self.tables.n_actions])
+        if bad >= 0:
+            act, st = int(a.action.numpy()[bad]), int(a.action_status.numpy()[bad])
+            raise BrainError(f"agent {bad}: action {act} with action_status {st} (actions are -1.."
+                             f"{self.tables.n_actions - 1}; statuses RUNNING={RUNNING}, DONE={DONE}, FAILED={FAILED})")
+
+    def _check_states(self, when: str) -> None:
+        bad = self._first_bad_agent(self._kernels.check_states, [self.arrays.alive, self.arrays.states,
+                                                                  *self._layout_d])
+        if bad >= 0:
+            raise BrainError(f"agent {bad}: packed state {when} is invalid: {self._state_problem(bad)}")
+
+    def _layout_arrays(self) -> tuple[Any, ...]:
+        wp, L = self._wp, self.tables.layout
+        mask = L.mask
+        hi = np.array([f.max - f.min for f in self.domain.facts], dtype=np.uint64)
+        used = np.zeros(self.tables.n_words, dtype=np.uint64)
+        for f in range(len(self.domain.facts)):
+            used[L.word[f]] |= np.uint64(int(mask[f]) << int(L.shift[f]))
+
+        def arr(x: np.ndarray, dtype: Any) -> Any:
+            x = np.ascontiguousarray(x)
+            return wp.array(x if len(x) else np.zeros(1, x.dtype), dtype=dtype, device=self.device)
+
+        n_facts = len(self.domain.facts)
+        word = arr(L.word.astype(np.int32), wp.int32)
+        return (word if n_facts else wp.zeros(0, dtype=wp.int32, device=self.device),
+                arr(L.shift.astype(np.int32), wp.int32), arr(mask, wp.uint64), arr(hi, wp.uint64),
+                arr(used, wp.uint64))
+
+    def _state_problem(self, i: int) -> str:
+        return _state_problem(self.tables, self.arrays.states.numpy()[i])
+
+    # --- CUDA graphs --------------------------------------------------------------------------------------------
+    def _capturable(self) -> bool:
+        return (self._device_planner and self.goal_scorer is None and self.outcomes is None and not self.on_plan
+                and (self.world is None or bool(getattr(self.world, "capturable", False))))
+
+    def _capture_tick(self, dt: float) -> None:
+        """Capture the tick's launches once (this tick runs them) and replay the graph from the next tick on."""
+        wp = self._wp
+        check = self.check_inputs
+        self.check_inputs = False  # the checks read back to the host; they cannot be captured
+        try:
+            with wp.ScopedCapture(device=self.device) as capture:
+                if self.world is not None:
+                    self.world.sense(self)
+                self._select()
+                self._validate()
+                self._plan()
+                self._begin_actions()
+                if self.world is not None:
+                    self.world.act(self, dt)
+                    self._finish_actions()
+                self._launch(self._kernels.advance_tick, 1, [self._tick])
+        finally:
+            self.check_inputs = check
+        self._graph = capture.graph
+        wp.capture_launch(self._graph)
+
+    # --- commands -----------------------------------------------------------------------------------------------
+    def _rows(self, agents: Any) -> Any:
+        """Agent indices as an int32 Warp array on the device, checked against the capacity."""
+        wp = self._wp
+        if agents is None:
+            return wp.array(np.arange(self.n_agents, dtype=np.int32), dtype=wp.int32, device=self.device)
+        if isinstance(agents, wp.array):
+            if agents.dtype != wp.int32 or agents.ndim != 1:
+                raise ValueError(f"agent indices must be a 1-D int32 Warp array, got {agents.dtype.__name__}")
+            agents = agents.numpy()
+        idx = np.atleast_1d(np.asarray(agents))
+        if idx.dtype == bool:
+            if idx.shape != (self.n_agents,):
+                raise ValueError(f"an agent mask must have shape ({self.n_agents},), got {idx.shape}")
+            idx = np.flatnonzero(idx)
+        if idx.ndim != 1 or (len(idx) and not np.issubdtype(idx.dtype, np.integer)):
+            raise ValueError("agents must be indices (a sequence of ints), a bool mask or None")
+        if len(idx) and (idx.min() < 0 or idx.max() >= self.n_agents):
+            bad = int(idx[(idx < 0) | (idx >= self.n_agents)][0])
+            raise ValueError(f"agent {bad} is out of range 0..{self.n_agents - 1}")
+        return wp.array(idx.astype(np.int32), dtype=wp.int32, device=self.device)
+
+    def replan(self, agents: Any = None, cause: str = "commanded") -> None:
+        """Drop the plans of ``agents`` and plan them again next tick; ``replan_cause`` records ``cause``."""
+        if cause not in CAUSES or cause == "none":
+            raise ValueError(f"unknown replan cause '{cause}'; causes are {', '.join(CAUSES[1:])}")
+        rows, a = self._rows(agents), self.arrays
+        self._launch(self._kernels.replan_agents, rows.shape[0], [
+            rows, CAUSES.index(cause), a.alive, a.goal, a.plan_length, a.step, a.needs_plan, a.replan_cause,
+            a.action, a.action_ticks,
+        ])
+
+    def set_goal(self, agents: Any, goal: str | int) -> None:
+        """Pin ``goal`` for ``agents``: they pursue it (whatever its priority) until it is reached or cleared."""
+        g = self._goal_index(goal)
+        rows = self._rows(agents)
+        self._launch(self._kernels.pin_goals, rows.shape[0], [rows, g, self.arrays.pinned_goal])
+
+    def clear_goal(self, agents: Any = None) -> None:
+        """Release pinned goals; the agents choose by priority again from the next tick."""
+        rows = self._rows(agents)
+        self._launch(self._kernels.pin_goals, rows.shape[0], [rows, -1, self.arrays.pinned_goal])
+
+    def _goal_index(self, goal: str | int) -> int:
+        names = [g.name for g in self.domain.goals]
+        if isinstance(goal, str):
+            if goal not in names:
+                raise ValueError(f"unknown goal '{goal}'; goals are {', '.join(names)}")
+            return names.index(goal)
+        if not isinstance(goal, int | np.integer) or not 0 <= goal < len(names):
+            raise ValueError(f"goal index {goal!r} is out of range 0..{len(names) - 1}")
+        return int(goal)
+
+    def reset_agents(self, agents: Any = None, states: Any = None) -> None:
+        """Clear goals, pins, plans, actions, cooldowns and events of ``agents``; write ``states`` (packed
+        uint64 [K, W], or fact dicts) or the domain's default state; priorities, costs and enabled go back to the
+        domain's values."""
+        a = self.arrays
+        rows = self._rows(agents)
+        k = rows.shape[0]
+        packed = self._packed_states(states, k)
+        self._launch(self._kernels.reset_rows, k, [
+            rows, packed, self._tables_d.goals.priority, self._tables_d.cost, a.states, a.priorities, a.costs,
+            a.enabled, a.goal, a.pinned_goal, a.plan, a.plan_length, a.step, a.plan_status, a.plan_level,
+            a.action, a.action_status, a.action_ticks, a.cooldown_until, a.waiting, a.needs_plan, a.replan_cause,
+            a.last_failure, a.event_bits,
+        ])
+
+    def _packed_states(self, states: Any, k: int) -> Any:
+        """``states`` for k agents as a uint64 [k, W] device array (one row broadcast to all; None: default)."""
+        wp, W = self._wp, self.tables.n_words
+        if states is None:
+            host = self._default_state[None]
+        elif isinstance(states, wp.array):
+            host = states.numpy()
+        elif isinstance(states, np.ndarray) and states.dtype != object:
+            host = np.asarray(states, dtype=np.uint64).reshape(-1, W) if states.size % W == 0 else states
+        else:
+            host = np.stack([self.tables.pack(s) for s in states]) if len(states) else np.zeros((0, W), np.uint64)
+        if host.ndim != 2 or host.shape[1] != W or host.shape[0] not in (1, k):
+            raise ValueError(f"states must be uint64 [{k}, {W}] (or one row for all), got shape {host.shape}")
+        host = np.ascontiguousarray(np.broadcast_to(host, (max(1, k), W)), dtype=np.uint64)
+        bad = _bad_state_rows(self.tables, host)
+        if len(bad):
+            raise ValueError(f"state {int(bad[0])} is invalid: {_state_problem(self.tables, host[bad[0]])}")
+        return wp.array(host, dtype=wp.uint64, device=self.device)
+
+    def spawn(self, count: int | None = None, *, agents: Any = None, states: Any = None) -> np.ndarray:
+        """Bring dead rows to life (the first ``count`` free ones, or ``agents``), reset, with ``states``.
+
+        Returns the indices spawned. Raises ValueError when fewer free rows are left than asked for.
+        """
+        alive = self.arrays.alive.numpy()
+        if agents is None:
+            free = np.flatnonzero(~alive)
+            count = len(free) if count is None else int(count)
+            if count > len(free):
+                raise ValueError(f"cannot spawn {count} agents: {len(free)} free rows of {self.n_agents}")
+            idx = free[:count]
+        else:
+            idx = self._rows(agents).numpy()
+            if alive[idx].any():
+                raise ValueError(f"agent {int(idx[alive[idx]][0])} is already alive")
+        self.reset_agents(idx, states)
+        rows = self._rows(idx)
+        self._launch(self._kernels.set_alive, rows.shape[0], [rows, 1, self.arrays.alive])
+        return idx.astype(np.int64)
+
+    def despawn(self, agents: Any) -> None:
+        """Take agents out of the simulation: every stage skips them until they are spawned again."""
+        rows = self._rows(agents)
+        self.reset_agents(rows.numpy())
+        self._launch(self._kernels.set_alive, rows.shape[0], [rows, 0, self.arrays.alive])
+
+    # --- facts ----------------------------------------------------------------------------------------------
+    def fact_slot(self, name: str) -> FactSlot:
+        """Where fact ``name`` lives in the packed state (word, shift, mask, min, max)."""
+        try:
+            f = self.domain.fact_index(name)
+        except (KeyError, ValueError):
+            raise ValueError(f"unknown fact '{name}'") from None
+        L, fact = self.tables.layout, self.domain.facts[f]
+        return FactSlot(f, int(L.word[f]), int(L.shift[f]), L.field_mask(f), int(fact.min), int(fact.max))
+
+    def read_fact(self, name: str, agents: Any = None) -> Any:
+        """The values of fact ``name`` (int64; bools 0/1, enums their label index) as a device array."""
+        wp, slot = self._wp, self.fact_slot(name)
+        rows = self._rows(agents)
+        out = wp.zeros(max(1, rows.shape[0]), dtype=wp.int64, device=self.device)
+        self._launch(self._kernels.read_fact_values, rows.shape[0], [
+            self.arrays.states, rows, slot.word, slot.shift, wp.uint64(slot.mask), wp.int64(slot.min), out,
+        ])
+        return out[: rows.shape[0]] if rows.shape[0] else wp.zeros(0, dtype=wp.int64, device=self.device)
+
+    def write_fact(self, name: str, values: Any, agents: Any = None) -> None:
+        """Write fact ``name`` for all (or the given) agents: one value, or one per agent (ints, bools, enum
+        labels, or an int64 device array). Values out of the fact's range are refused, naming the first."""
+        wp, slot = self._wp, self.fact_slot(name)
+        rows = self._rows(agents)
+        k = rows.shape[0]
+        fact = self.domain.facts[slot.index]
+        if isinstance(values, wp.array):
+            if values.dtype != wp.int64 or tuple(values.shape) != (k,):
+                raise ValueError(f"values for '{name}' must be an int64 Warp array of shape ({k},)")
+            vals = values
+            if self.check_inputs:
+                _check_range(name, fact, values.numpy())
+        else:
+            host = np.asarray(values)
+            if host.dtype.kind in "US" or host.dtype == object:
+                host = np.vectorize(lambda v: fact.parse_value(v, "value"), otypes=[np.int64])(host)
+            host = np.broadcast_to(host.astype(np.int64), (k,)) if host.ndim == 0 else host.astype(np.int64)
+            if host.shape != (k,):
+                raise ValueError(f"{len(host)} values for '{name}' given for {k} agents")
+            _check_range(name, fact, host)
+            vals = wp.array(np.ascontiguousarray(host), dtype=wp.int64, device=self.device)
+        self._launch(self._kernels.write_fact_values, k, [
+            self.arrays.states, rows, slot.word, slot.shift, wp.uint64(slot.mask), wp.int64(slot.min), vals,
+        ])
+
+    # --- outcome logging (opt-in; host work over the planned agents) ------------------------------------------
     def record_outcomes(self, log: OutcomeLog | None = None) -> OutcomeLog:
         """Log every planning call from now on (see `goap.outcomes`); returns the log, also ``self.outcomes``."""
         self.outcomes = log if log is not None else OutcomeLog.for_domain(self.domain, self.tables.n_words)
@@ -296,23 +726,29 @@ class Brain:
         self._open_row[:] = -1
         return self.outcomes
 
-    def _open_outcomes(self, planned: np.ndarray, batch: PlanBatch) -> None:
-        log = self.outcomes
+    def _open_outcomes(self, planned: np.ndarray) -> None:
+        if not len(planned):
+            return
+        log, a = self.outcomes, self.arrays
         stale = planned[self._open_row[planned] >= 0]  # replanned before reaching its goal: that plan failed
         log.update(self._open_row[stale], achieved=0)
-        status = batch.status[planned]
+        status = a.plan_status.numpy()[planned]
+        goal = a.goal.numpy()[planned]
         achieved = np.where(status == Status.SATISFIED, 1, np.where(status == Status.OK, -1, 0))
         rows = log.add({
-            "states": self.states[planned], "tick": np.full(len(planned), self.tick_count),
-            "goal": self.goal[planned], "status": status, "cost": batch.cost[planned],
-            "length": batch.length[planned], "expanded": batch.expanded[planned], "achieved": achieved,
+            "states": a.states.numpy()[planned], "tick": np.full(len(planned), self.tick_count),
+            "goal": goal, "status": status, "cost": a.plan_cost.numpy()[planned],
+            "length": a.plan_length.numpy()[planned], "expanded": a.expanded.numpy()[planned], "achieved": achieved,
             "ticks_to_goal": np.where(status == Status.SATISFIED, 0, -1),
-            "reward": self.priorities[planned, self.goal[planned]],
+            "reward": a.priorities.numpy()[planned, np.maximum(goal, 0)],
         })
         self._open_row[planned] = np.where(status == Status.OK, rows, -1)
         self._open_tick[planned] = self.tick_count
 
-    def _close_outcomes(self, achieved: np.ndarray, changed: np.ndarray) -> None:
+    def _close_outcomes(self) -> None:
+        bits = self.arrays.event_bits.numpy()
+        achieved = (bits & np.uint32(_event_bit("goal_achieved"))) != 0
+        changed = (bits & np.uint32(_event_bit("goal_changed"))) != 0
         open_ = self._open_row >= 0
         done = np.flatnonzero(open_ & achieved)
         self.outcomes.update(self._open_row[done], achieved=1, ticks_to_goal=self.tick_count - self._open_tick[done])
@@ -321,41 +757,37 @@ class Brain:
         self._open_row[done] = -1
         self._open_row[dropped] = -1
 
-    def _clear_plans(self, mask: np.ndarray) -> None:
-        if mask.any():
-            self.plan[mask] = -1
-            self.plan_length[mask] = 0
-            self.step[mask] = 0
-            self.action[mask] = -1
-
-    # --- inspection -----------------------------------------------------------------------------------------
+    # --- inspection -------------------------------------------------------------------------------------------
     def current_goal_satisfied(self) -> np.ndarray:
-        return goal_satisfied(self.tables.goals, self.states, self.goal)
+        """Host bool [N]: whether each agent's current goal holds now (False without a goal)."""
+        wp = self._wp
+        out = wp.zeros(max(1, self.n_agents), dtype=wp.bool, device=self.device)
+        self._launch(self._kernels.goal_holds, self.n_agents, [self.arrays.states, self._tables_d.goals,
+                                                               self.arrays.goal, out])
+        return out.numpy()[: self.n_agents]
 
     def agent_plan(self, i: int) -> list[str]:
-        return [self.domain.actions[a].name for a in self.plan[i, : self.plan_length[i]]]
+        plan, length = self.arrays.plan.numpy()[i], int(self.arrays.plan_length.numpy()[i])
+        return [self.domain.actions[a].name for a in plan[:length]]
 
     def summary(self, warmup: int = 0) -> dict[str, Any]:
-        """Per-stage ms (mean, p95) after ``warmup`` ticks, ms per tick, and counters."""
-        stages = {}
-        per_tick = np.zeros(max(0, self.tick_count - warmup))
-        for s in STAGES:
-            v = np.asarray(self.stage_ms[s][warmup:])
-            stages[s] = _mean_p95(v)
-            if len(v):
-                per_tick += v
+        """Per-stage ms (mean, p95) after ``warmup`` ticks, ms per tick, idle fraction, counters, actions done."""
         return {
             "ticks": self.tick_count,
-            "ms_per_tick": _mean_p95(per_tick),
-            "stages": stages,
+            "ms_per_tick": self.stage_stats["total"].summary(warmup),
+            "stages": {s: self.stage_stats[s].summary(warmup) for s in STAGES},
+            "idle_fraction": self.idle_series.summary(warmup)["mean"],
             "counters": dict(self.counters),
+            "action_counts": self.action_counts,
         }
 
-    # --- snapshots ------------------------------------------------------------------------------------------
+    # --- snapshots ----------------------------------------------------------------------------------------------
     def get_state(self) -> dict[str, np.ndarray]:
-        out = {f"brain/{name}": getattr(self, name) for name in _ARRAYS}
-        out["brain/tick_count"] = np.array(self.tick_count)
+        """Host copies of every array that defines the simulation (brain fields, counters, the world's)."""
+        out = {f"brain/{name}": arr for name, arr in self.arrays.host().items()}
+        out["brain/tick_count"] = np.array(self.tick_count, dtype=np.int64)
         out["brain/counters"] = np.array(json.dumps(dict(self.counters), sort_keys=True))
+        out["brain/action_counts"] = self._action_counts.numpy().copy()
         if self.world is not None:
             out.update({f"world/{k}": np.asarray(v) for k, v in self.world.get_state().items()})
         return out
@@ -374,35 +806,163 @@ class Brain:
 
     def snapshot(self, path: str | Path) -> None:
         """Save the brain and its world to a ``.npz`` file (written whole or not at all)."""
-        from goap.encoding import fingerprint
-
         path = Path(path)
         buf = io.BytesIO()
         np.savez_compressed(buf, **{"meta/fingerprint": np.array(fingerprint(self.domain))}, **self.get_state())
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(buf.getvalue())
-        tmp.replace(path)
+        try:
+            tmp.write_bytes(buf.getvalue())
+            tmp.replace(path)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            raise OSError(f"{path}: cannot write snapshot: {e.strerror or e}") from None
 
     def restore(self, path: str | Path) -> None:
-        """Load a snapshot saved by `snapshot` from a brain of the same domain and size."""
-        from goap.encoding import fingerprint
+        """Load a snapshot saved by `snapshot` from a brain of the same domain and size.
 
+        Everything is read and checked before anything changes (shapes, dtypes, index ranges, packed states, the
+        world's arrays); on any problem a `SnapshotError` names the file and the field and the brain and its world
+        are left as they were.
+        """
+        data = _read_snapshot(path)
+        where = str(path)
+        arrays = {name: data.get(f"brain/{name}") for name in FIELD_NAMES}
+        missing = [n for n, v in arrays.items() if v is None]
+        if missing:
+            raise SnapshotError(f"{where}: field 'brain/{missing[0]}' is missing")
+        try:
+            self.arrays.check(arrays, where)
+        except ValueError as e:
+            raise SnapshotError(str(e).replace("field '", "field 'brain/")) from None
+        self._check_snapshot_values(arrays, where)
+        tick_count = _scalar_int(data, "brain/tick_count", where)
+        counters = _counters(data, where)
+        action_counts = data.get("brain/action_counts")
+        if (not isinstance(action_counts, np.ndarray) or action_counts.dtype != np.int64
+                or action_counts.shape != tuple(self._action_counts.shape) or (action_counts < 0).any()):
+            raise SnapshotError(f"{where}: field 'brain/action_counts' is not {self._action_counts.shape[0]} "
+                                "counts >= 0")
+        if self.world is not None:
+            world_arrays = {k[len("world/"):]: v for k, v in data.items() if k.startswith("world/")}
+            try:
+                self.world.set_state(world_arrays)  # the world checks everything before it writes anything
+            except (ValueError, KeyError, TypeError) as e:
+                raise SnapshotError(f"{where}: world state: {e}") from None
+        self.arrays.load(arrays)
+        self._wp.copy(self._action_counts, self._wp.array(action_counts, device=self.device))
+        self._tick.fill_(tick_count)
+        self.tick_count = tick_count
+        self.counters = Counter(counters)
+        self._graph = None
+
+    def _check_snapshot_values(self, arrays: dict[str, np.ndarray], where: str) -> None:
+        A, G, L = self.tables.n_actions, self.tables.goals.n_goals, self.arrays.plan.shape[1]
+        ranges = {
+            "goal": (-1, G - 1), "pinned_goal": (-1, G - 1), "plan": (-1, A - 1), "action": (-1, A - 1),
+            "plan_length": (0, None), "step": (0, None), "action_status": (0, 2), "replan_cause": (0, len(CAUSES) - 1),
+            "plan_status": (0, len(Status) - 1), "last_failure": (-1, len(Status) - 1), "waiting": (0, None),
+            "action_ticks": (0, None), "plan_level": (0, max(0, self._n_levels - 1)),
+        }
+        for name, (lo, hi) in ranges.items():
+            arr = arrays[name]
+            bad = (arr < lo) | (arr > hi) if hi is not None else arr < lo
+            if bad.any():
+                i = np.argwhere(bad)[0]
+                raise SnapshotError(f"{where}: field 'brain/{name}' holds {arr[tuple(i)]} at {tuple(int(x) for x in i)}"
+                                    f", outside {lo}..{hi if hi is not None else 'any'}")
+        if (arrays["step"] > np.maximum(arrays["plan_length"], 0)).any() or (arrays["plan_length"] > L).any():
+            raise SnapshotError(f"{where}: field 'brain/step' or 'brain/plan_length' is past the plan")
+        bad_rows = _bad_state_rows(self.tables, arrays["states"])
+        if len(bad_rows):
+            i = int(bad_rows[0])
+            problem = _state_problem(self.tables, arrays["states"][i])
+            raise SnapshotError(f"{where}: field 'brain/states' row {i}: {problem}")
+
+
+# --- helpers ---------------------------------------------------------------------------------------------------
+def _writes_device_batch(planner: Any, device: Any) -> bool:
+    """Whether the planner takes device arrays and writes results into them in place (``count`` in its plan)."""
+    if getattr(planner, "device", None) != device:
+        return False
+    try:
+        return "count" in inspect.signature(planner.plan).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _check_range(name: str, fact: Any, values: np.ndarray) -> None:
+    bad = (values < fact.min) | (values > fact.max)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"value {int(values[i])} (item {i}) of fact '{name}' is out of range {fact.min}..{fact.max}")
+
+
+def _bad_state_rows(tables: DomainTables, states: np.ndarray) -> np.ndarray:
+    """Rows of packed states with a field above its range or bits outside every field (vectorised)."""
+    L = tables.layout
+    bad = np.zeros(states.shape[0], dtype=bool)
+    used = np.zeros(tables.n_words, dtype=np.uint64)
+    for f, fact in enumerate(tables.domain.facts):
+        m = np.uint64(L.field_mask(f))
+        used[L.word[f]] |= m << np.uint64(L.shift[f])
+        v = (states[:, L.word[f]] >> np.uint64(L.shift[f])) & m
+        bad |= v > np.uint64(fact.max - fact.min)
+    bad |= ((states & ~used) != 0).any(axis=1)
+    return np.flatnonzero(bad)
+
+
+def _state_problem(tables: DomainTables, row: np.ndarray) -> str:
+    """What is wrong with one packed state, or "" when nothing is."""
+    L = tables.layout
+    used = np.zeros(tables.n_words, dtype=np.uint64)
+    for f, fact in enumerate(tables.domain.facts):
+        m = L.field_mask(f)
+        used[L.word[f]] |= np.uint64(m << int(L.shift[f]))
+        v = (int(row[L.word[f]]) >> int(L.shift[f])) & m
+        if v > fact.max - fact.min:
+            return f"fact '{fact.name}' holds encoded value {v}, above its range {fact.min}..{fact.max}"
+    stray = row & ~used
+    if stray.any():
+        w = int(np.flatnonzero(stray)[0])
+        return f"word {w} has bits set outside every fact (0x{int(stray[w]):x})"
+    return ""
+
+
+def _read_snapshot(path: str | Path) -> dict[str, np.ndarray]:
+    try:
         with np.load(path, allow_pickle=False) as data:
-            if str(data["meta/fingerprint"]) != fingerprint(self.domain):
-                raise ValueError(f"{path}: snapshot is of another domain")
-            for name in _ARRAYS:
-                arr = data[f"brain/{name}"]
-                if arr.shape != getattr(self, name).shape:
-                    mine = getattr(self, name).shape
-                    raise ValueError(f"{path}: '{name}' has shape {arr.shape}, this brain has {mine}")
-                getattr(self, name)[...] = arr
-            self.tick_count = int(data["brain/tick_count"])
-            self.counters = Counter(json.loads(str(data["brain/counters"])))
-            if self.world is not None:
-                self.world.set_state({k[len("world/"):]: data[k] for k in data.files if k.startswith("world/")})
+            out = {k: data[k] for k in data.files}
+    except FileNotFoundError:
+        raise SnapshotError(f"{path}: no such snapshot file") from None
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile, KeyError) as e:
+        raise SnapshotError(f"{path}: not a readable snapshot ({type(e).__name__}: {e})") from None
+    return out
 
 
-def _mean_p95(values: np.ndarray) -> dict[str, float]:
-    if not len(values):
-        return {"mean": 0.0, "p95": 0.0}
-    return {"mean": float(np.mean(values)), "p95": float(np.percentile(values, 95))}
+def _scalar_int(data: dict[str, np.ndarray], key: str, where: str) -> int:
+    v = data.get(key)
+    if not isinstance(v, np.ndarray) or v.shape != () or not np.issubdtype(v.dtype, np.integer) or int(v) < 0:
+        raise SnapshotError(f"{where}: field '{key}' is not an integer >= 0")
+    return int(v)
+
+
+def _counters(data: dict[str, np.ndarray], where: str) -> dict[str, int]:
+    v = data.get("brain/counters")
+    try:
+        counters = json.loads(str(v)) if isinstance(v, np.ndarray) and v.shape == () else None
+    except (ValueError, RecursionError):
+        counters = None
+    if not isinstance(counters, dict) or not all(isinstance(k, str) and type(n) is int for k, n in counters.items()):
+        raise SnapshotError(f"{where}: field 'brain/counters' is not a JSON object of integer counts")
+    return counters
+
+
+def agents_with(brain: Brain, event: str) -> np.ndarray:
+    """Host indices of the agents that had ``event`` last tick (same as ``brain.events.agents(event)``)."""
+    return brain.events.agents(event)
+
+
+__all__ = [
+    "Brain", "BrainError", "CAUSES", "EVENTS", "Events", "FactSlot", "FIELDS", "SnapshotError", "STAGES",
+    "TickStats", "agents_with",
+]

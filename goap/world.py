@@ -1,13 +1,28 @@
 """The World protocol: what a game implements so that a `goap.runtime.Brain` can drive its agents.
 
-A world owns everything that is not the agents' symbolic state: positions, resources, timers. Each tick the
-brain calls ``sense`` (the world writes facts into ``brain.states`` and, if it likes, per-agent action costs
-``brain.costs``, enabled masks ``brain.enabled`` and goal priorities ``brain.priorities``), plans, then calls
-``act`` (the world advances every agent's ``brain.action`` and reports it in ``brain.action_status`` as
-RUNNING, DONE or FAILED). Everything per agent is done over arrays, never in a Python loop over agents.
+A world owns everything that is not the agents' symbolic state: positions, resources, timers. The brain calls
+it at two points of each tick, and the protocol says what it may touch at each:
 
-When an action is DONE, the brain applies its symbolic effects to ``brain.states``; the next ``sense`` may
-overwrite any fact the world knows better (a position, an inventory the world keeps itself).
+========  ===========================================================  ==============================
+call      the world may write                                          it may read
+========  ===========================================================  ==============================
+reset     its own arrays; ``states`` (starting facts), ``priorities``,  everything
+          ``costs``, ``enabled``; ``alive`` through spawn/despawn
+sense     ``states`` (the facts it names in ``sensed_facts``),          everything
+          ``costs``, ``enabled``, ``priorities``
+act       ``action_status`` of agents with ``action >= 0`` (RUNNING,    ``action``, ``action_ticks``,
+          DONE or FAILED; the brain set RUNNING before the call), its  ``step``, ``plan``, ``goal``,
+          own arrays, facts of ``states`` it owns                      ``states``, ...
+========  ===========================================================  ==============================
+
+The brain's arrays are Warp arrays on ``brain.device`` (see `goap.state`); a world does its per-agent work in
+Warp kernels on that device (host code loops over action kinds or site kinds, never over agents). When an action
+is DONE the brain applies its symbolic effects to ``states`` after ``act``; the next ``sense`` may overwrite any
+fact the world knows better (a position, an inventory the world keeps itself).
+
+``sensed_facts`` names the facts the world writes in ``sense``: ``goap validate --world NAME`` treats them as
+free (any value) when it asks which actions and goals can ever happen. ``capturable = True`` says that ``sense``
+and ``act`` only launch kernels (no host reads), so that a CUDA-graph brain (``capture=True``) may capture them.
 """
 
 from __future__ import annotations
@@ -28,6 +43,7 @@ RUNNING, DONE, FAILED = 0, 1, 2
 class World(Protocol):
     name: str
     domain: Domain
+    sensed_facts: tuple[str, ...]
 
     def reset(self, brain: Brain, seed: int) -> None:
         """Lay out the world for ``brain.n_agents`` agents and write their starting facts."""
@@ -42,7 +58,77 @@ class World(Protocol):
         """The world's own measures of how well the agents do, for summaries."""
 
     def get_state(self) -> dict[str, np.ndarray]:
-        """Every array that defines the world now (RNG state included), for snapshots and hashes."""
+        """Host copies of every array that defines the world now (RNG state included), for snapshots and hashes."""
 
     def set_state(self, arrays: dict[str, Any]) -> None:
-        """Restore what `get_state` returned."""
+        """Restore what `get_state` returned: check every array first (raise ValueError naming it), then write."""
+
+
+class EngineWorld:
+    """A world of a few kernel lines, to measure and test the engine apart from any game.
+
+    Every action takes ``duration`` ticks and then fails with probability ``fail_p`` (else it is DONE); each tick
+    each agent's facts drift with probability ``drift_p`` (one fact, chosen at random, takes a random value), so
+    plans go stale and agents replan. Random numbers come from per-agent counters (seed, tick, agent), so a run
+    does not depend on thread count.
+    """
+
+    name = "engine"
+    capturable = True
+
+    def __init__(self, domain: Domain, duration: int = 3, drift_p: float = 0.01, fail_p: float = 0.0):
+        if duration < 1:
+            raise ValueError(f"duration must be >= 1, got {duration}")
+        if not 0 <= drift_p <= 1 or not 0 <= fail_p <= 1:
+            raise ValueError("drift_p and fail_p must be probabilities in [0, 1]")
+        self.domain = domain
+        self.duration = int(duration)
+        self.drift_p = float(drift_p)
+        self.fail_p = float(fail_p)
+        self.sensed_facts: tuple[str, ...] = ()
+        self.seed = 0
+        self._tick = None
+        self._layout = None
+
+    def reset(self, brain: Brain, seed: int) -> None:
+        import warp as wp
+
+        self.seed = int(seed) & 0x7FFFFFFF
+        self._tick = wp.zeros(1, dtype=wp.int64, device=brain.device)
+        L = brain.tables.layout
+        hi = np.array([f.max - f.min for f in self.domain.facts], dtype=np.uint64)
+        self._layout = tuple(
+            wp.array(x if len(x) else np.zeros(1, x.dtype), device=brain.device)
+            for x in (L.word.astype(np.int32), L.shift.astype(np.int32), L.mask, hi)
+        )
+        self._n_facts = len(self.domain.facts)
+
+    def sense(self, brain: Brain) -> None:
+        from goap.kernels.engine_world import drift_facts
+
+        if brain.n_agents and self._n_facts and self.drift_p > 0:
+            brain._wp.launch(drift_facts, brain.n_agents, [
+                self.seed, self._tick, self.drift_p, brain.alive, brain.states, *self._layout, self._n_facts,
+            ], device=brain.device)
+
+    def act(self, brain: Brain, dt: float) -> None:
+        from goap.kernels.engine_world import advance_actions, count_tick
+
+        if brain.n_agents:
+            brain._wp.launch(advance_actions, brain.n_agents, [
+                self.seed, self._tick, self.duration, self.fail_p, brain.action, brain.action_ticks,
+                brain.action_status,
+            ], device=brain.device)
+        brain._wp.launch(count_tick, 1, [self._tick], device=brain.device)
+
+    def score(self) -> dict[str, float]:
+        return {}
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        return {"tick": self._tick.numpy().copy()}
+
+    def set_state(self, arrays: dict[str, Any]) -> None:
+        tick = arrays.get("tick")
+        if not isinstance(tick, np.ndarray) or tick.shape != (1,) or tick.dtype != np.int64:
+            raise ValueError("field 'tick' must be int64 [1]")
+        self._tick.assign(tick)

@@ -1,0 +1,64 @@
+"""Kernels of `goap.world.EngineWorld`: timed actions and drifting facts, from per-agent random counters."""
+
+from __future__ import annotations
+
+import warp as wp
+
+wp.set_module_options({"enable_backward": False})
+
+
+@wp.kernel
+def drift_facts(
+    seed: int,
+    tick: wp.array(dtype=wp.int64),
+    p: float,
+    alive: wp.array(dtype=wp.bool),
+    states: wp.array2d(dtype=wp.uint64),
+    word: wp.array(dtype=wp.int32),
+    shift: wp.array(dtype=wp.int32),
+    mask: wp.array(dtype=wp.uint64),
+    hi: wp.array(dtype=wp.uint64),
+    n_facts: int,
+):
+    i = wp.tid()
+    if not alive[i]:
+        return
+    rng = wp.rand_init(seed ^ int(tick[0] * wp.int64(7919)), i)
+    if wp.randf(rng) >= p:
+        return
+    f = int(wp.randi(rng, 0, n_facts))
+    v = wp.uint64(0)
+    if hi[f] < wp.uint64(2147483646):
+        v = wp.uint64(wp.randi(rng, 0, int(hi[f]) + 1))
+    else:
+        v = wp.uint64(wp.randi(rng, 0, 2147483647))
+    sh = wp.uint64(shift[f])
+    states[i, word[f]] = (states[i, word[f]] & ~(mask[f] << sh)) | ((v & mask[f]) << sh)
+
+
+@wp.kernel
+def advance_actions(
+    seed: int,
+    tick: wp.array(dtype=wp.int64),
+    duration: int,
+    fail_p: float,
+    action: wp.array(dtype=wp.int32),
+    action_ticks: wp.array(dtype=wp.int32),
+    action_status: wp.array(dtype=wp.int8),
+):
+    i = wp.tid()
+    if action[i] < 0:
+        return
+    if action_ticks[i] + 1 < duration:
+        return
+    status = wp.int8(1)
+    if fail_p > 0.0:
+        rng = wp.rand_init(seed ^ int(tick[0] * wp.int64(104729)) ^ 0x5BD1E995, i)
+        if wp.randf(rng) < fail_p:
+            status = wp.int8(2)
+    action_status[i] = status
+
+
+@wp.kernel
+def count_tick(tick: wp.array(dtype=wp.int64)):
+    tick[0] = tick[0] + wp.int64(1)
