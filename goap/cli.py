@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from goap.argtypes import non_negative_int, positive_int
+from goap.argtypes import check_output_file, non_negative_int, positive_int, random_seed
 from goap.domain import BOOL, ENUM, DomainError
 from goap.domain_file import load_domain
 from goap.planners.base import DEFAULT_MAX_NODES, DEFAULT_MAX_PLAN_LENGTH, PLANNERS
@@ -31,8 +31,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"goap: error: {message}\n")
 
 
+#: The exit statuses of every `goap` command (also in the README); tests hold the commands to them.
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_CODES = """\
+exit status:
+  0    success
+  1    bad input (a domain, problem, model or log file; an output that cannot be written) or a failed check
+       (validate --strict with warnings); one line on stderr names the file, the item and the line
+  2    usage: an unknown command or option, or an option value of the wrong form
+  130  interrupted (Ctrl-C)"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="goap", description="Goal-oriented action planning for many agents at once, on Warp.")
+    p = _Parser(prog="goap", description="Goal-oriented action planning for many agents at once, on Warp.",
+                epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
@@ -55,10 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--stats", action="store_true", help="print planning throughput as JSON, last line on stderr")
 
     r = sub.add_parser("run", help="run a world headless and print a summary of the agents and the tick")
-    r.add_argument("--world", required=True, help="a world name (village, soldier)")
+    r.add_argument("--world", required=True,
+                   help="a world: village, soldier, a registered name, or package.module:Class")
     r.add_argument("--agents", type=non_negative_int, default=1000)
     r.add_argument("--ticks", type=non_negative_int, default=600)
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--seed", type=random_seed, default=0)
     r.add_argument("--device", default=None, help="Warp device for the planner (cpu, cuda:0)")
     r.add_argument("--planner", default="warp", choices=sorted(PLANNERS))
     r.add_argument("--plan-budget", type=positive_int, default=None,
@@ -72,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="record every planning call and what followed (.npz; appended when the file exists)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
 
-    from goap.bench.suite import add_arguments as add_bench_arguments
+    from goap.bench.cli import add_arguments as add_bench_arguments
 
     add_bench_arguments(sub.add_parser("bench", help="compare planners on PDDL tasks, random domains or a world"))
 
@@ -94,7 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a full disk shows here when stdout is a file: report it, do not exit 0
+        return code
     except (DomainError, CliError) as e:
         print(f"goap: error: {e}", file=sys.stderr)
         return 1
@@ -104,8 +119,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("goap: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader went away (| head): stop quietly, as other tools do
+        _detach_stdout()
         return 0
+    except OSError as e:  # a write that failed: stdout on a full disk (> /dev/full), a file vanished mid-run
+        _detach_stdout()
+        where = f"cannot write {e.filename}" if e.filename else "cannot write to standard output"
+        print(f"goap: error: {where}: {e.strerror or e}", file=sys.stderr)
+        return 1
+
+
+def _detach_stdout() -> None:
+    """Point the real stdout at /dev/null after a failed write, so the interpreter's last flush cannot fail again
+    (it would print "Exception ignored" and exit 120)."""
+    import os
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (captured in tests)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 # --- commands ------------------------------------------------------------------------------------------------
@@ -127,6 +162,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_describe(args: argparse.Namespace) -> int:
     from goap.encoding import encode
+    from goap.planners.base import check_options
+
+    check_options(args.max_nodes, args.max_plan_length)  # the limits solve applies, before any arithmetic
     domain = load_domain(args.domain)
     t = encode(domain)
     L = t.layout
@@ -197,13 +235,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from goap.runtime import CAUSES, STAGES, Brain
+    from goap.registry import load_world
+    from goap.run_report import run_metrics
+    from goap.runtime import CAUSES, Brain
 
-    try:
-        from worlds import make_world
-    except ImportError:
-        raise CliError("the example worlds are not installed (run from a checkout: pip install -e .)") from None
-    world = make_world(args.world)
+    world = load_world(args.world)
+    _check_run_outputs(args, world.domain)
     budget = args.plan_budget or max(256, args.agents // 10)
     scorer = _utility_selector(args, world.domain) if args.selector == "utility" else None
     brain = Brain(
@@ -220,7 +257,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             if progress and (i % 10 == 0 or i == args.ticks - 1):
                 done = (i + 1) / max(1, args.ticks)
                 bar = "=" * int(30 * done)
-                ms = sum(float(np.mean(brain.stage_ms[s][-10:])) for s in STAGES)
+                ms = brain.stage_stats["total"].last
                 line = f"\r{args.world}: tick {i + 1}/{args.ticks} [{bar:<30s}] {ms:6.1f} ms/tick"
                 print(line, end="", file=sys.stderr)
     except KeyboardInterrupt:
@@ -228,15 +265,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     if progress:
         print(file=sys.stderr)
     wall = time.perf_counter() - t0
-    summary = brain.summary(warmup=min(args.warmup, max(0, brain.tick_count - 1)))
+    warmup = min(args.warmup, max(0, brain.tick_count - 1))
+    summary = brain.summary(warmup=warmup)
     ticks = brain.tick_count
-    counters = summary["counters"]
+    metrics = run_metrics(brain, summary)
+    counters = metrics["counters"]
     result = {
         "world": args.world, "agents": args.agents, "ticks": ticks, "seed": args.seed, "planner": args.planner,
         "plan_budget": budget, "selector": args.selector,
         "device": str(getattr(brain.planner, "device", "cpu")), "interrupted": interrupted,
         "ticks_per_second": ticks / wall if wall > 0 else None,
         "ms_per_tick": summary["ms_per_tick"], "stages": summary["stages"], "counters": counters,
+        "idle_fraction": metrics["idle_fraction"], "action_counts": metrics["action_counts"],
         "plans_per_tick": counters.get("plans_made", 0) / max(1, ticks),
         "plan_failure_rate": counters.get("plans_failed", 0) / max(1, counters.get("plans_requested", 0)),
         "replans": {c: counters.get(f"replan_{c}", 0) for c in CAUSES[1:]},
@@ -257,14 +297,26 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _print_run(r: dict[str, Any]) -> None:
     print(f"{r['world']}: {r['agents']} agents, {r['ticks']} ticks, planner {r['planner']} on {r['device']}"
           + (" (interrupted)" if r["interrupted"] else ""))
-    print(f"ticks/s {r['ticks_per_second']:.1f}   ms/tick mean {r['ms_per_tick']['mean']:.2f}  "
+    print(f"ticks/s {r['ticks_per_second'] or 0.0:.1f}   ms/tick mean {r['ms_per_tick']['mean']:.2f}  "
           f"p95 {r['ms_per_tick']['p95']:.2f}")
     stages = [[s, f"{v['mean']:.3f}", f"{v['p95']:.3f}"] for s, v in r["stages"].items()]
     _table(["stage", "mean ms", "p95 ms"], stages)
     c = r["counters"]
-    print(f"plans/tick {r['plans_per_tick']:.1f}   plan failure rate {r['plan_failure_rate']:.1%}   "
-          f"goals achieved {c.get('goals_achieved', 0)}   actions done {c.get('actions_done', 0)}   "
-          f"failed {c.get('actions_failed', 0)}")
+    from goap.run_report import format_action_counts
+
+    idle = r.get("idle_fraction")
+    print(f"idle fraction {'-' if idle is None else f'{idle:.1%}'} (alive agents executing no action, after warm-up)")
+    done, failed = c.get("actions_done", 0), c.get("actions_failed", 0)
+    asked, bad = c.get("plans_requested", 0), c.get("plans_failed", 0)
+    print(f"actions done {done}   failed {failed} ({failed / max(1, done):.1%} of done)   "
+          f"goals achieved {c.get('goals_achieved', 0)}")
+    print(f"plans requested {asked}   made {c.get('plans_made', 0)}   failed {bad} ({bad / max(1, asked):.1%} of "
+          f"requested)   per tick {r['plans_per_tick']:.1f}")
+    counts = r.get("action_counts") or {}
+    if counts:
+        print("actions completed:")
+        for line in format_action_counts(counts):
+            print("  " + line)
     print("replans: " + "  ".join(f"{k} {v}" for k, v in r["replans"].items()))
     print("score: " + "  ".join(f"{k} {_num(v)}" for k, v in r["score"].items()))
     print(f"state hash {r['state_hash']}")
@@ -276,17 +328,39 @@ def _num(v: Any) -> str:
     return str(v)
 
 
-def _write_json(path: str, obj: Any) -> None:
-    """Write JSON whole or not at all."""
-    from pathlib import Path
+def _check_run_outputs(args: argparse.Namespace, domain: Any) -> None:
+    """Refuse, before the first tick, outputs that could not be written after the last one: a folder, a
+    missing or read-only folder, or an outcome log of another domain (or a damaged one) to append to."""
+    if args.json:
+        check_output_file(args.json, "--json")
+    if args.log_outcomes:
+        from goap.outcomes import OutcomeLog
 
-    target = Path(path)
-    tmp = target.with_name(target.name + ".tmp")
+        check_output_file(args.log_outcomes, "--log-outcomes")
+        OutcomeLog.check_appendable(args.log_outcomes, domain)
+
+
+def _write_json(path: str, obj: Any) -> None:
+    """Write strict JSON (NaN and infinities as null) whole or not at all."""
+    from goap.domain_file import write_atomic
+
     try:
-        tmp.write_text(json.dumps(obj, indent=1, default=float) + "\n")
-        tmp.replace(target)
+        write_atomic(path, json.dumps(_json_safe(obj), indent=1, allow_nan=False) + "\n")
     except OSError as e:
-        raise CliError(f"cannot write {path}: {e}") from None
+        raise CliError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def _json_safe(obj: Any) -> Any:
+    """``obj`` with numpy scalars as Python numbers and non-finite floats as None (JSON has no NaN)."""
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_json_safe(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -314,7 +388,7 @@ def _utility_selector(args: argparse.Namespace, domain: Any) -> Any:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from goap.bench.suite import run
+    from goap.bench.cli import run
 
     return run(args)
 

@@ -25,6 +25,7 @@ class RunningSeries:
         self.head = np.zeros(self.keep, dtype=np.float64)
         self.count = 0
         self.total = 0.0
+        self.last = 0.0
         self.hist = np.zeros(_BINS_PER_DECADE * _DECADES + 2, dtype=np.int64)
 
     def nbytes(self) -> int:
@@ -35,6 +36,7 @@ class RunningSeries:
             self.head[self.count] = value
         self.count += 1
         self.total += value
+        self.last = value
         self.hist[_bin(value)] += 1
 
     def summary(self, warmup: int = 0) -> dict[str, float]:

@@ -826,6 +826,9 @@ class Brain:
         """
         data = _read_snapshot(path)
         where = str(path)
+        mark = data.get("meta/fingerprint")
+        if not isinstance(mark, np.ndarray) or mark.shape != () or str(mark) != fingerprint(self.domain):
+            raise SnapshotError(f"{where}: snapshot is of another domain (or has no 'meta/fingerprint')")
         arrays = {name: data.get(f"brain/{name}") for name in FIELD_NAMES}
         missing = [n for n, v in arrays.items() if v is None]
         if missing:
