@@ -168,12 +168,14 @@ def test_zoom_pan_and_resize(pg):
 @pytest.mark.parametrize("world", ["village", "soldier"])
 def test_inspector_lines_match_the_brain(world):
     brain = _brain(world, n=200, ticks=6)
-    with_plan = np.flatnonzero((brain.plan_length > 0) & (brain.goal >= 0) & ~brain.needs_plan)
+    h = {name: getattr(brain, name).numpy() for name in (
+        "plan_length", "goal", "needs_plan", "step", "plan_cost", "replan_cause", "last_failure", "states")}
+    with_plan = np.flatnonzero((h["plan_length"] > 0) & (h["goal"] >= 0) & ~h["needs_plan"])
     assert len(with_plan)
     i = int(with_plan[0])
     lines = inspector_lines(brain, brain.world, i)
     texts = [t for t, _ in lines]
-    goal = brain.domain.goals[brain.goal[i]].name
+    goal = brain.domain.goals[h["goal"][i]].name
     assert f"Goal: {goal}" in texts
     current = [t for t, s in lines if s == "goal_current"]
     assert len(current) == 1 and current[0].split()[1] == goal
@@ -184,12 +186,12 @@ def test_inspector_lines_match_the_brain(world):
     steps = [t for t, s in lines if s.startswith("step_")]
     assert [t.split()[-1] for t in steps] == brain.agent_plan(i)
     cur = [t for t, s in lines if s == "step_current"]
-    assert cur == [steps[int(brain.step[i])]]
-    assert any(t.startswith("Plan:") and f"cost {brain.plan_cost[i]:.1f}" in t for t in texts)
-    assert f"Last replan: {CAUSES[brain.replan_cause[i]]}" in texts
-    fail = int(brain.last_failure[i])
+    assert cur == [steps[int(h["step"][i])]]
+    assert any(t.startswith("Plan:") and f"cost {h['plan_cost'][i]:.1f}" in t for t in texts)
+    assert f"Last replan: {CAUSES[h['replan_cause'][i]]}" in texts
+    fail = int(h["last_failure"][i])
     assert f"Last failure: {Status(fail).name if fail >= 0 else 'none'}" in texts
-    assert [t for t, s in lines if s == "fact"] == brain.tables.describe(brain.states[i]).split()
+    assert [t for t, s in lines if s == "fact"] == brain.tables.describe(h["states"][i]).split()
     with pytest.raises(IndexError):
         inspector_lines(brain, brain.world, brain.n_agents)
 
@@ -273,3 +275,224 @@ def test_run_without_pygame_names_the_extra(monkeypatch, capsys):
         run(_args("--world", "village", "--headless", "--frames", "1"))
     assert main(["--world", "village", "--headless", "--frames", "1"]) == 1
     assert "pip install warp-goap[viewer]" in capsys.readouterr().err
+
+
+# --- one meaning of the current action ------------------------------------------------------------------------
+@pytest.mark.parametrize("world", ["village", "soldier"])
+def test_inspector_doing_is_the_highlighted_step(world):
+    """After every tick, for every acting agent: "Doing: X" names brain.action, and the highlighted step is X."""
+    brain = _brain(world, n=150)
+    names = brain.domain.action_names
+    checked = 0
+    for _ in range(8):
+        brain.tick()
+        action, step = brain.action.numpy(), brain.step.numpy()
+        plan, needs = brain.plan.numpy(), brain.needs_plan.numpy()
+        for i in np.flatnonzero(action >= 0)[:40]:
+            lines = inspector_lines(brain, brain.world, int(i))
+            doing = [t for t, _ in lines if t.startswith("Doing: ")]
+            assert doing and doing[0].split()[1] == names[action[i]]
+            current = [t for t, s in lines if s == "step_current"]
+            assert not needs[i] and current == [f"> {step[i] + 1:2d}. {names[action[i]]}"]
+            assert plan[i, step[i]] == action[i]
+            checked += 1
+    assert checked >= 40
+
+
+# --- snapshots and device arrays ------------------------------------------------------------------------------
+def test_to_host_views_and_copies():
+    import warp as wp
+
+    from goap.worldview import to_host, to_host_row
+
+    a = wp.array(np.arange(12, dtype=np.int32).reshape(6, 2), dtype=wp.int32, device="cpu")
+    view, copy = to_host(a), to_host(a, copy=True)
+    a.numpy()[0, 0] = 99
+    assert view[0, 0] == 99 and copy[0, 0] == 0  # CPU: zero-copy view; copy=True owns its memory
+    np.testing.assert_array_equal(to_host_row(a, 3), [6, 7])
+    b = wp.array(np.arange(5, dtype=np.int8), dtype=wp.int8, device="cpu")
+    assert to_host_row(b, 4).item() == 4 and to_host_row(np.arange(3), 1).item() == 1
+    assert to_host([1, 2]).tolist() == [1, 2]
+
+
+def test_snapshot_is_a_copy_the_next_tick_cannot_change():
+    from viewer.sim import Simulation
+    from viewer.worlds import make_view
+
+    brain = _brain("village", n=200, ticks=3)
+    sim = Simulation(brain, make_view(brain.world))
+    snap = sim.snapshot()
+    np.testing.assert_array_equal(snap.action, brain.action.numpy())
+    assert not np.shares_memory(snap.action, brain.action.numpy())
+    kept = snap.action.copy(), snap.positions.copy()
+    for _ in range(3):
+        sim.step()
+    np.testing.assert_array_equal(snap.action, kept[0])
+    np.testing.assert_array_equal(snap.positions, kept[1])
+    now = sim.snapshot()
+    assert now.tick == snap.tick + 3 == brain.tick_count
+    assert now.waiting == int(brain.needs_plan.numpy().sum())
+
+
+# --- legend groups and colours --------------------------------------------------------------------------------
+def test_group_by_prefix():
+    from goap.worldview import OTHER, group_by_prefix
+
+    names = ["go_home", "eat", "go_mine", "pick_up_ammo", "pick_up_gun", "sleep"]
+    groups = group_by_prefix(names)
+    assert [(g.label, g.actions) for g in groups] == [("go", (0, 2)), ("eat", (1,)), ("pick", (3, 4)),
+                                                      ("sleep", (5,))]
+    many = [f"a{k}_x" for k in range(12)] + ["go_a", "go_b"]  # 12 single prefixes: too many groups
+    groups = group_by_prefix(many, max_groups=10)
+    assert [g.label for g in groups] == ["go", OTHER]
+    assert groups[1].actions == tuple(range(12))
+
+
+def test_group_by_mapping_first_match_other_and_warnings():
+    from goap.worldview import OTHER, LegendWarning, group_by_mapping
+
+    names = ["go_home", "go_mine", "chop", "mine", "eat", "dance"]
+    groups = group_by_mapping(names, {"work": ["chop", "mine*"], "travel": "go_*", "food": ["eat", "go_home"]})
+    assert [(g.label, g.actions) for g in groups] == [("work", (2, 3)), ("travel", (0, 1)), ("food", (4,)),
+                                                      (OTHER, (5,))]
+    with pytest.warns(LegendWarning, match="legend group 'work': 'chopp' matches no action"):
+        groups = group_by_mapping(names, {"work": ["chopp", "mine"]})
+    assert groups[-1].label == OTHER and groups[-1].actions == (0, 1, 2, 4, 5)
+    with pytest.raises(ValueError, match="'chopp' matches no action"):
+        group_by_mapping(names, {"work": ["chopp"]}, strict=True)
+    with pytest.raises(ValueError, match="'other' is given"):
+        group_by_mapping(names, {"other": ["chop"]})
+
+
+def test_check_legend_refuses_bad_overrides():
+    from goap.worldview import LegendGroup, check_legend
+
+    names = ["a", "b", "c"]
+    assert check_legend([LegendGroup("x", (0, 2)), LegendGroup("y", (1,))], names)
+    with pytest.raises(ValueError, match="action 'a' is in legend groups 'x' and 'y'"):
+        check_legend([LegendGroup("x", (0, 2)), LegendGroup("y", (0, 1))], names)
+    with pytest.raises(ValueError, match="in no legend group: c"):
+        check_legend([LegendGroup("x", (0, 1))], names)
+    with pytest.raises(ValueError, match="index 3 is not an action"):
+        check_legend([LegendGroup("x", (0, 1, 2, 3))], names)
+
+
+@pytest.mark.parametrize("world", ["village", "soldier"])
+def test_every_action_of_the_built_in_worlds_is_in_a_named_group(world):
+    from goap.worldview import OTHER, group_by_mapping
+    from viewer.worlds import make_view
+
+    w = make_world(world)
+    view = make_view(w)
+    assert view.legend is not None
+    groups = group_by_mapping(w.domain.action_names, view.legend, strict=True)  # no stale names either
+    assert OTHER not in [g.label for g in groups]
+    assert 4 <= len(groups) <= 10 < len(w.domain.actions)
+
+
+def test_colours_one_hue_per_group_shades_within():
+    import colorsys
+
+    from goap.worldview import LegendGroup
+    from viewer.palette import IDLE, action_colours, group_colours
+
+    groups = [LegendGroup("travel", (0, 1, 2, 3, 4, 5, 6, 7)), LegendGroup("work", (8, 9, 10)),
+              LegendGroup("rest", (11,))]
+    table = action_colours([f"a{k}" for k in range(12)], groups)
+    assert table.shape == (13, 3) and tuple(table[-1]) == IDLE
+    rgb = [tuple(int(v) for v in c) for c in table[:-1]]
+    assert len(set(rgb)) == 12 and IDLE not in rgb
+    hue = [colorsys.rgb_to_hls(*(v / 255 for v in c))[0] for c in rgb]
+
+    def hue_gap(a, b):
+        d = abs(a - b) % 1.0
+        return min(d, 1 - d)
+
+    for grp in groups:
+        assert all(hue_gap(hue[k], hue[grp.actions[0]]) < 0.03 for k in grp.actions)  # one hue per group
+        for a, b in zip(grp.actions, grp.actions[1:], strict=False):
+            assert max(abs(x - y) for x, y in zip(rgb[a], rgb[b], strict=True)) >= 12  # neighbours distinct
+    base = group_colours(groups)
+    assert tuple(rgb[11]) == base[2]  # a group of one gets the group's own colour
+    assert min(hue_gap(hue[groups[i].actions[0]], hue[groups[j].actions[0]])
+               for i in range(3) for j in range(i + 1, 3)) > 0.05
+
+
+def test_legend_rows_count_agents_per_group(pg):
+    app = _app(_brain("village", n=400, ticks=8), size=(1280, 800))
+    try:
+        app.frame()
+        r, snap = app.renderer, app.last_snapshot
+        alive = snap.arrays.get("alive", np.ones(len(snap.action), bool))
+        counts = np.bincount(snap.action[alive] + 1, minlength=len(r.colours))
+        rows = r.legend_rows(counts, room=200)
+        groups = {row[0]: row for row in rows if row[3] == 0}
+        names = r.action_names
+        for grp in r.groups:
+            want = sum(int((snap.action[alive] == k).sum()) for k in grp.actions)
+            assert groups[grp.label][2] == want
+        children = [row for row in rows if row[3] == 1]
+        assert [c[0] for c in children] == [names[k] for g in r.groups for k in g.actions]  # all expanded
+        assert rows[-1][:3] == ("idle", (150, 150, 150), int((snap.action[alive] < 0).sum()))
+        tight = r.legend_rows(counts, room=len(r.groups) + 1 + len(r.groups[0].actions))
+        assert [row[0] for row in tight if row[3] == 1] == [names[k] for k in r.groups[0].actions]
+        assert len(tight) == len(r.groups) + 1 + len(r.groups[0].actions)
+        squeezed = r.legend_rows(counts, room=3)  # never fewer than the groups and idle
+        assert [row[0] for row in squeezed] == [g.label for g in r.groups] + ["idle"]
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize("world", ["village", "soldier"])
+def test_no_label_is_cut_at_the_default_size(pg, world):
+    """The HUD and the legend fit every label whole at 1280x800 (the ellipsis is only for tiny windows)."""
+    app = _app(_brain(world, n=300, ticks=3), size=(1280, 800), selected=1)
+    try:
+        for _ in range(3):
+            app.frame()
+        cut = [s for s in app.renderer._fits.values() if s.endswith("\u2026")]
+        assert cut == []
+        labels = {label for row in app.renderer.hud_lines(app.last_snapshot, app.ui) for label, _ in row}
+        assert {"tick", "idle", "waiting for a plan"} <= labels
+        score = {k.replace("_", " ") for k in app.last_snapshot.score} - {"goals achieved per agent minute"}
+        assert score <= labels
+        app.resize((700, 500))  # small: cut with an ellipsis rather than overflow
+        app.frame()
+        assert all(app.renderer.font.size(s)[0] <= app.renderer.layout.panel.width for s in app.renderer._fits.values())
+    finally:
+        app.close()
+
+
+# --- a custom world in the viewer -----------------------------------------------------------------------------
+def test_custom_world_in_the_viewer(pg, tmp_path, capsys):
+    png = tmp_path / "lamps.png"
+    rc = main(["--world", "tests.custom_world:LampWorld", "--agents", "40", "--headless", "--frames", "12",
+               "--screenshot", str(png), "--size", "960x600", "--select", "3"])
+    assert rc == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[0].startswith("tests.custom_world:LampWorld: 40 agents, 12 frames")
+    assert out[-1].startswith("mean frame: ")
+    img = pg.surfarray.array3d(pg.image.load(str(png)))
+    assert img.shape[:2] == (960, 600)
+
+
+def test_custom_world_agents_drawn_where_they_are(pg):
+    from tests.custom_world import LampWorld
+
+    world = LampWorld()
+    brain = Brain(world.domain, 30, world=world, planner="reference", seed=1)
+    app = _app(brain, size=(1024, 640))
+    try:
+        for _ in range(6):
+            app.frame()
+        r, snap = app.renderer, app.last_snapshot
+        assert [g.label for g in r.groups] == ["walk", "fetch_oil", "light_lamp", "rest"]  # default: by prefix
+        surf = app.screen
+        m = r.layout.map
+        xy = np.floor(app.camera.to_screen(snap.positions)).astype(int)
+        for i in range(len(xy)):
+            got = tuple(surf.get_at((m.x + xy[i, 0], m.y + xy[i, 1])))[:3]
+            assert got == r.agent_colour(int(snap.action[i])), i
+        assert (snap.action >= 0).any()
+    finally:
+        app.close()

@@ -63,7 +63,8 @@ def _speed(text: str) -> float:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``goap view`` (the lead's cli adds the subcommand and calls `run`)."""
-    parser.add_argument("--world", required=True, help="a world name (village, soldier)")
+    parser.add_argument("--world", required=True,
+                        help="a world: village, soldier, a registered name, or package.module:Class")
     parser.add_argument("--agents", type=non_negative_int, default=2000, help="number of agents (default 2000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default=None, help="Warp device for the planner (cpu, cuda:0); default: Warp's")
@@ -90,12 +91,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Open the viewer (or render headless) as ``args`` says; prints ``mean frame: X ms`` last when headless."""
     require_pygame(headless=args.headless)
+    from goap.registry import WorldSpecError, load_world
     from goap.runtime import Brain
-    from worlds import make_world
 
     try:
-        world = make_world(args.world)
-    except ValueError as exc:
+        world = load_world(args.world)
+    except WorldSpecError as exc:
         print(f"goap view: error: {exc}", file=sys.stderr)
         return 2
     if args.select is not None and not 0 <= args.select < args.agents:

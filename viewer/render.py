@@ -17,9 +17,9 @@ import numpy as np
 import pygame
 
 from goap.runtime import STAGES
-from viewer.palette import DEAD, IDLE, OUTLINE, action_colours
+from goap.worldview import TEAM_COLOURS, LegendGroup, SiteGroup, WorldView, check_legend
+from viewer.palette import DEAD, IDLE, OUTLINE, action_colours, group_colours
 from viewer.sim import Snapshot
-from viewer.worlds import TEAM_COLOURS, GenericView, SiteGroup
 
 BG = (24, 26, 30)
 PANEL = (32, 35, 41)
@@ -38,6 +38,8 @@ STYLE_COLOURS = {
     "step_todo": (215, 218, 225),
     "warn": (255, 140, 110),
 }
+#: Shorter names for long score keys in the HUD (others: underscores become spaces).
+SCORE_LABELS = {"goals_achieved_per_agent_minute": "goals/agent/min"}
 SELECT = (255, 255, 255)
 TARGET = (255, 230, 80)
 
@@ -164,10 +166,14 @@ def _font(size: int, mono: bool) -> pygame.font.Font:
 class Renderer:
     """Draws one frame from a `Snapshot`; holds the caches (background, stamps, text) between frames."""
 
-    def __init__(self, view: GenericView, action_names: list[str], size: tuple[int, int]):
+    def __init__(self, view: WorldView, action_names: list[str], size: tuple[int, int]):
         self.view = view
         self.action_names = list(action_names)
-        self.colours = action_colours(self.action_names)  # [A + 1, 3], last row idle
+        # Actions grouped by kind (the view's legend_groups hook): one hue per group, shades per action.
+        self.groups: list[LegendGroup] = check_legend(view.legend_groups(self.action_names), self.action_names)
+        self.group_colours = group_colours(self.groups)
+        self.colours = action_colours(self.action_names, self.groups)  # [A + 1, 3], last row idle
+        self._mapped: tuple[int, np.ndarray] | None = None  # colours as the map surface's pixel values
         self.font = _font(13, mono=True)
         self.font_tight = _font(11, mono=True)  # the inspector falls back to it when a long plan would not fit
         self.small = _font(12, mono=False)
@@ -180,6 +186,7 @@ class Renderer:
         self._bg: pygame.Surface | None = None
         self._bg_key: tuple | None = None
         self._text: dict[tuple[str, int, tuple[int, int, int]], pygame.Surface] = {}
+        self._fits: dict[tuple[str, int, int], str] = {}
         self._stamps: dict[tuple[int, int], pygame.Surface] = {}
         bg = view.background()
         self.terrain = pygame.surfarray.make_surface(np.ascontiguousarray(bg.transpose(1, 0, 2))) if bg is not None \
@@ -333,6 +340,14 @@ class Renderer:
         vis = (xy[:, 0] > -px) & (xy[:, 0] < w) & (xy[:, 1] > -px) & (xy[:, 1] < h)
         surf.fblits([(stamp, p) for p in xy[vis].tolist()])
 
+    def _pixel_values(self, surf: pygame.Surface) -> np.ndarray:
+        """The action colours (and idle, last) as ``surf``'s pixel values, cached per pixel format."""
+        key = (surf.get_bitsize(), surf.get_masks())
+        if self._mapped is None or self._mapped[0] != key:
+            values = np.array([surf.map_rgb(tuple(int(v) for v in c)) for c in self.colours], dtype=np.int64)
+            self._mapped = (key, values)
+        return self._mapped[1]
+
     def _draw_agents(self, surf: pygame.Surface, snap: Snapshot, camera: Camera) -> None:
         n = len(snap.positions)
         if not n:
@@ -345,7 +360,7 @@ class Renderer:
         w, h = surf.get_size()
         pad = r + 2
         inside = ok & (x >= pad) & (x < w - pad) & (y >= pad) & (y < h - pad)
-        mapped = np.array([surf.map_rgb(tuple(int(v) for v in c)) for c in self.colours], dtype=np.int64)
+        mapped = self._pixel_values(surf)
         col = mapped[np.clip(snap.action, -1, len(self.colours) - 2)]
         outline = np.full(n, surf.map_rgb(OUTLINE), dtype=np.int64)
         alive = snap.arrays.get("alive")
@@ -359,20 +374,25 @@ class Renderer:
             outline = team_out[team % 2]
             if alive is not None and len(alive) == n:
                 outline = np.where(alive, outline, surf.map_rgb(OUTLINE))
-        pix = pygame.surfarray.pixels2d(surf)
+        pix = pygame.surfarray.pixels2d(surf)  # [w, h] view of the surface's rows
         try:
-            stamps = [(s, *_offsets("diamond" if s else "square", r)) for s in (0, 1)]
+            rows = pix.T  # [h, w]; C-contiguous unless the surface pads its rows
+            flat = rows.reshape(-1) if rows.flags.c_contiguous else None
+            stamps = [_offsets("diamond" if s else "square", r) for s in (0, 1)]
             groups = [np.flatnonzero(inside & (shape == s)) for s in (0, 1)]
-            for (_, _, ring), idx in zip(stamps, groups, strict=True):  # every outline first, then every core
-                if len(idx):
-                    xs, ys, oc = x[idx], y[idx], outline[idx].astype(pix.dtype)
-                    for dx, dy in ring:
-                        pix[xs + dx, ys + dy] = oc
-            for (_, core, _), idx in zip(stamps, groups, strict=True):
-                if len(idx):
-                    xs, ys, cc = x[idx], y[idx], col[idx].astype(pix.dtype)
-                    for dx, dy in core:
-                        pix[xs + dx, ys + dy] = cc
+            for part in (1, 0):  # every outline first, then every core, so neighbours' rings never cover a core
+                for core_ring, idx in zip(stamps, groups, strict=True):
+                    if not len(idx):
+                        continue
+                    offs = core_ring[part]
+                    values = (outline if part else col)[idx].astype(pix.dtype)
+                    if flat is not None:  # one fancy assignment for all agents and stamp pixels
+                        base = y[idx] * w + x[idx]
+                        flat[base[:, None] + (offs[:, 1] * w + offs[:, 0])[None, :]] = values[:, None]
+                    else:
+                        xs, ys = x[idx], y[idx]
+                        for dx, dy in offs:
+                            pix[xs + dx, ys + dy] = values
         finally:
             del pix
 
@@ -393,12 +413,42 @@ class Renderer:
         pygame.draw.circle(surf, SELECT, (px, py), rad, 2)
 
     # --- panels -----------------------------------------------------------------------------------------------
+    def legend_rows(self, counts: np.ndarray, room: int) -> list[tuple[str, tuple[int, int, int], int, int]]:
+        """The legend's action rows ``(label, colour, count, indent)`` for at most ``room`` rows.
+
+        ``counts`` [A + 1]: living agents per action, idle first (``counts[0]``). Every group gets a row (its
+        hue, the sum of its actions); the actions of a group follow it, indented in their own shade, for as
+        many groups (in order) as there is room for; then idle. A group of one action whose label is that
+        action's name is one row.
+        """
+        head = []
+        for grp, colour in zip(self.groups, self.group_colours, strict=True):
+            total = int(sum(int(counts[k + 1]) for k in grp.actions))
+            single = len(grp.actions) == 1 and grp.label == self.action_names[grp.actions[0]]
+            colour = self.agent_colour(grp.actions[0]) if single else colour
+            children = [] if single else [
+                (self.action_names[k], self.agent_colour(k), int(counts[k + 1]), 1) for k in grp.actions
+            ]
+            head.append(((grp.label, colour, total, 0), children))
+        budget = room - len(head) - 1  # the group rows and idle always show
+        rows: list[tuple[str, tuple[int, int, int], int, int]] = []
+        for row, children in head:
+            rows.append(row)
+            if children and len(children) <= budget:
+                rows.extend(children)
+                budget -= len(children)
+            elif children:
+                budget = -1  # stop expanding at the first group that does not fit, so groups keep their order
+        rows.append(("idle", IDLE, int(counts[0]), 0))
+        return rows
+
     def _draw_legend(self, screen: pygame.Surface, snap: Snapshot) -> None:
         rect = self.layout.legend
         pygame.draw.rect(screen, PANEL, rect)
         pygame.draw.line(screen, PANEL_EDGE, rect.topright, rect.bottomright)
         x, y = rect.x + 10, 8
-        screen.blit(self.text(f"{self.view.name}", (255, 255, 255), self.bold), (x, y))
+        screen.blit(self.text(self._fit(self.view.name, self.bold, rect.width - 20), (255, 255, 255), self.bold),
+                    (x, y))
         y += self.bold.get_linesize() + 4
         alive = snap.arrays.get("alive")
         if alive is None or len(alive) != len(snap.action):
@@ -409,28 +459,31 @@ class Renderer:
         counts = np.bincount(acting, minlength=len(self.colours))
         screen.blit(self.text("Actions (agents)", STYLE_COLOURS["header"], self.small), (x, y))
         y += self.small.get_linesize() + 2
-        rows = [(name, tuple(int(v) for v in self.colours[a]), int(counts[a + 1]))
-                for a, name in enumerate(self.action_names)]
-        rows.append(("idle", IDLE, int(counts[0])))
-        if dead:
-            rows.append(("dead", DEAD, dead))
         lh = self.small.get_linesize()
-        bottom_reserve = (len(self.sites) + 4) * lh
-        for name, colour, count in rows:
-            if y + lh > rect.bottom - bottom_reserve:
-                screen.blit(self.text("...", TEXT, self.small), (x, y))
-                y += lh
+        team_rows = 3 if self.view.team_shapes else 0
+        site_rows = (len(self.sites) + 2) if self.sites else 0
+        reserve = (team_rows + site_rows + 1 + (1 if dead else 0)) * lh + 12
+        room = max(len(self.groups) + 1, (rect.bottom - y - reserve) // lh)
+        rows = self.legend_rows(counts, room)
+        if dead:
+            rows.append(("dead", DEAD, dead, 0))
+        for name, colour, count, indent in rows:
+            if y + lh > rect.bottom:
                 break
-            sw = pygame.Rect(x, y + lh // 2 - 4, 9, 9)
+            sx = x + 10 * indent
+            size = 9 if not indent else 7
+            sw = pygame.Rect(sx, y + lh // 2 - size // 2, size, size)
             pygame.draw.rect(screen, colour, sw)
             pygame.draw.rect(screen, OUTLINE, sw, 1)
             dim = count == 0
-            screen.blit(self.text(name, STYLE_COLOURS["dim"] if dim else TEXT, self.small), (x + 15, y))
             c = self.text(str(count), STYLE_COLOURS["dim"] if dim else (170, 175, 185), self.small)
+            label_w = rect.right - 10 - c.get_width() - 6 - (sx + 15)
+            colour_text = STYLE_COLOURS["dim"] if dim else (TEXT if not indent else (200, 204, 212))
+            screen.blit(self.text(self._fit(name, self.small, label_w), colour_text, self.small), (sx + 15, y))
             screen.blit(c, (rect.right - 10 - c.get_width(), y))
             y += lh
         y += 6
-        if self.view.team_shapes:
+        if self.view.team_shapes and y + 2 * lh <= rect.bottom:
             screen.blit(self.text("Teams", STYLE_COLOURS["header"], self.small), (x, y))
             y += lh + 2
             for t, shape in ((0, "square"), (1, "diamond")):
@@ -439,10 +492,11 @@ class Renderer:
                 for offsets, colour in ((ring, edge), (core, IDLE)):
                     for dx, dy in offsets:
                         screen.set_at((x + 5 + int(dx), y + lh // 2 + int(dy)), colour)
-                screen.blit(self.text(f"team {t}: {shape}, outlined", TEXT, self.small), (x + 15, y))
+                label = self._fit(f"team {t}: {shape}, outlined", self.small, rect.right - 10 - (x + 15))
+                screen.blit(self.text(label, TEXT, self.small), (x + 15, y))
                 y += lh
             y += 6
-        if self.sites:
+        if self.sites and y + 2 * lh <= rect.bottom:
             screen.blit(self.text("Sites", STYLE_COLOURS["header"], self.small), (x, y))
             y += lh + 2
             for group in self.sites:
@@ -450,8 +504,77 @@ class Renderer:
                     break
                 icon = self.stamp(group, 13 if group.letter else 11)
                 screen.blit(icon, (x - 1, y + (lh - icon.get_height()) // 2))
-                screen.blit(self.text(group.label, TEXT, self.small), (x + 15, y))
+                label = self._fit(group.label, self.small, rect.right - 10 - (x + 15))
+                screen.blit(self.text(label, TEXT, self.small), (x + 15, y))
                 y += lh
+
+    def _fit(self, s: str, font: pygame.font.Font, width: int) -> str:
+        """``s``, or as much of it as fits in ``width`` pixels followed by an ellipsis (cached per string)."""
+        key = (s, id(font), width)
+        out = self._fits.get(key)
+        if out is None:
+            if font.size(s)[0] <= width:
+                out = s
+            else:
+                lo, hi = 0, len(s)
+                while lo < hi:  # the longest prefix that fits with the ellipsis
+                    mid = (lo + hi + 1) // 2
+                    if font.size(s[:mid].rstrip() + "\u2026")[0] <= width:
+                        lo = mid
+                    else:
+                        hi = mid - 1
+                out = s[:lo].rstrip() + "\u2026"
+            if len(self._fits) > 4000:
+                self._fits.clear()
+            self._fits[key] = out
+        return out
+
+    def hud_lines(self, snap: Snapshot, ui: UiState) -> list[list[tuple[str, str]]]:
+        """The HUD as rows of ``(label, value)`` cells; the panel lays out as many cells per row as fit whole."""
+        rows: list[list[tuple[str, str]]] = [
+            [("tick", f"{snap.tick}"), ("ticks/s", f"{snap.ticks_per_second:.1f}")],
+            [("frame ms", f"{ui.frame_ms:.1f}"), ("tick ms", f"{snap.tick_ms:.1f}")],
+        ]
+        st = snap.stats
+        if st is not None:
+            ms = st.ms
+            rows.append([(s, f"{ms.get(s, 0.0):.1f}") for s in STAGES if s in ms] or [("stages", "-")])
+            ev = st.events
+            rows.append([("plans made", f"{ev.get('plans_made', 0)}"), ("failed", f"{ev.get('plans_failed', 0)}")])
+            if "actions_done" in ev or "actions_failed" in ev:
+                rows.append([("actions done", f"{ev.get('actions_done', 0)}"),
+                             ("failed", f"{ev.get('actions_failed', 0)}")])
+        alive = snap.arrays.get("alive")
+        living = int(alive.sum()) if alive is not None and len(alive) == len(snap.action) else len(snap.action)
+        idle = int(((snap.action < 0) & alive).sum()) if alive is not None and len(alive) == len(snap.action) \
+            else int((snap.action < 0).sum())
+        rows.append([("idle", f"{idle / max(1, living):.0%}"), ("waiting for a plan", f"{snap.waiting}")])
+        if snap.score:
+            cells = []
+            for name, v in snap.score.items():
+                v = float(v)
+                val = f"{v:.0f}" if v.is_integer() and abs(v) < 1e9 else f"{v:.3g}"
+                cells.append((SCORE_LABELS.get(name, name.replace("_", " ")), val))
+            rows.append(cells)
+        return rows
+
+    def _draw_cells(self, screen: pygame.Surface, cells: list[tuple[str, str]], x: int, y: int, width: int,
+                    colour: tuple[int, int, int]) -> int:
+        """Cells ``label value`` in as many equal columns (at most 3) as fit every cell whole; returns y after."""
+        font, lh = self.font, self.line
+        gap = 14
+        need = max(font.size(f"{label} {value}")[0] for label, value in cells)
+        cols = max(1, min(3, len(cells), (width + gap) // (need + gap)))
+        col_w = (width - gap * (cols - 1)) // cols
+        for k, (label, value) in enumerate(cells):
+            cx = x + (k % cols) * (col_w + gap)
+            v = self.text(value, (255, 255, 255))
+            room = col_w - v.get_width() - font.size(" ")[0]
+            screen.blit(self.text(self._fit(label, font, room), colour), (cx, y))
+            screen.blit(v, (cx + col_w - v.get_width() if cols > 1 else cx + font.size(label + " ")[0], y))
+            if k % cols == cols - 1 or k == len(cells) - 1:
+                y += lh
+        return y
 
     def _draw_panel(self, screen: pygame.Surface, snap: Snapshot, ui: UiState) -> None:
         rect = self.layout.panel
@@ -465,36 +588,13 @@ class Renderer:
             state = "1 tick per frame"
         else:
             state = "max speed" if ui.target_tps <= 0 else f"target {ui.target_tps:g}/s"
-        screen.blit(self.text(f"{ui.agents} agents   {state}", (255, 255, 255), self.bold), (x, y))
+        title = self._fit(f"{ui.agents} agents   {state}", self.bold, rect.width - 24)
+        screen.blit(self.text(title, (255, 255, 255), self.bold), (x, y))
         y += self.bold.get_linesize() + 4
-        st = snap.stats
-        lines = [
-            f"tick {snap.tick:<8d} {snap.ticks_per_second:6.1f} ticks/s",
-            f"frame {ui.frame_ms:6.1f} ms   tick {snap.tick_ms:6.1f} ms",
-        ]
-        if st is not None:
-            ms = st.ms
-            parts = [f"{s} {ms.get(s, 0.0):.1f}" for s in STAGES]
-            lines.append("ms: " + "  ".join(parts[:3]))
-            lines.append("    " + "  ".join(parts[3:]))
-            ev = st.events
-            lines.append(f"plans this tick {ev.get('plans_made', 0):<6d} failed {ev.get('plans_failed', 0)}")
-        lines.append(f"waiting for a plan {snap.waiting}")
-        for s in lines:
-            screen.blit(self.text(s), (x, y))
-            y += lh
-        if snap.score:
-            items = [(k, v) for k, v in snap.score.items()]
-            width = (rect.width - 24) // 2
-            for k, (name, v) in enumerate(items):
-                val = f"{v:.0f}" if float(v).is_integer() and abs(v) < 1e9 else f"{v:.2f}"
-                label = name.replace("goals_achieved_per_agent_minute", "goals/agent/min").replace("_", " ")
-                cx = x + (k % 2) * width
-                room = max(4, (width - 8) // max(1, self.font.size("x")[0]) - len(val) - 1)
-                t = self.text(f"{label[:room]:<{room}} {val}", (170, 175, 185))
-                screen.blit(t, (cx, y))
-                if k % 2 == 1 or k == len(items) - 1:
-                    y += lh
+        rows = self.hud_lines(snap, ui)
+        for k, cells in enumerate(rows):
+            colour = (170, 175, 185) if snap.score and k == len(rows) - 1 else TEXT
+            y = self._draw_cells(screen, cells, x, y, rect.width - 24, colour)
         y += 4
         pygame.draw.line(screen, PANEL_EDGE, (rect.x + 6, y), (rect.right - 6, y))
         y += 6

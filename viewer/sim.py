@@ -4,6 +4,11 @@ Drawing never touches the Brain: after every tick (or on request while paused) t
 copies the few arrays a frame needs into a `Snapshot` and swaps it in under a lock. The window thread only
 takes the latest snapshot, so a slow tick (a big planning batch) never blocks a frame, and a frame never sees
 a half-updated tick. In synchronous mode (headless, tests) the caller ticks with `Simulation.step` instead.
+
+A snapshot holds only what a frame draws: per agent the position, the current action and the world's drawing
+arrays (team, alive); the selected agent's panel; the score. Brain arrays are read through
+`goap.worldview.to_host` (a zero-copy view on the CPU, one device-to-host copy from CUDA) once per snapshot,
+and copied so the next tick cannot change a frame being drawn.
 """
 
 from __future__ import annotations
@@ -17,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from goap.runtime import TickStats
+from goap.worldview import WorldView, to_host
 from viewer.inspector import inspector_lines
-from viewer.worlds import GenericView
 
 #: Sim speeds the +/- keys step through (ticks per second; 0 means as fast as it goes).
 SPEEDS = (1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 0.0)
@@ -45,7 +50,7 @@ class Snapshot:
 class Simulation:
     """Owns the ticking of a Brain: in a background thread at a target rate, or stepped by the caller."""
 
-    def __init__(self, brain: Any, view: GenericView, *, ticks_per_second: float = 20.0, threaded: bool = False):
+    def __init__(self, brain: Any, view: WorldView, *, ticks_per_second: float = 20.0, threaded: bool = False):
         self.brain, self.view, self.world = brain, view, view.world
         self.ticks_per_second = float(ticks_per_second)
         self.threaded = threaded
@@ -151,13 +156,20 @@ class Simulation:
         score = dict(self.world.score()) if hasattr(self.world, "score") else {}  # cheap: under 1 ms at 10k agents
         sel = self.selected
         ok = 0 <= sel < b.n_agents
+        arrays = view.agent_arrays()
+        alive = getattr(b, "alive", None)  # the brain's own lifecycle mask (despawned agents), where it has one
+        if alive is not None:
+            mask = to_host(alive).astype(bool)
+            arrays["alive"] = mask & arrays["alive"] if "alive" in arrays and len(arrays["alive"]) == len(mask) \
+                else np.array(mask, copy=True)
+        needs_plan = getattr(b, "needs_plan", None)
         return Snapshot(
-            tick=b.tick_count,
+            tick=int(b.tick_count),
             positions=np.array(view.positions(), dtype=np.float32, copy=True),
-            action=np.array(b.action, copy=True),
-            arrays=view.agent_arrays(),
+            action=to_host(b.action, copy=True).astype(np.int32, copy=False),
+            arrays=arrays,
             stats=self._stats,
-            waiting=int(b.needs_plan.sum()),
+            waiting=int(np.count_nonzero(to_host(needs_plan))) if needs_plan is not None else 0,
             score=score,
             ticks_per_second=self._rate(),
             tick_ms=self._tick_ms,

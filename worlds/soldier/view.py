@@ -12,6 +12,15 @@ class SoldierView(WorldView):
 
     floor = (58, 60, 54)
     team_shapes = True
+    #: Actions by kind for the legend and the agents' colours (one hue per kind; see goap.worldview).
+    legend = {
+        "attack": ["shoot", "suppressive_fire", "throw_grenade", "melee"],
+        "weapon": ["draw_weapon", "holster_weapon", "reload"],
+        "move": ["approach_enemy", "flank", "advance", "search_for_enemy", "stand_guard", "flee"],
+        "cover": ["go_to_cover", "take_cover", "leave_cover"],
+        "supply": ["go_to_armory", "pick_up_ammo", "pick_up_grenades"],
+        "heal": ["go_to_medbay", "grab_medkit", "heal"],
+    }
 
     def size(self) -> tuple[float, float]:
         return float(self.world.width), float(self.world.height)

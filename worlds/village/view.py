@@ -34,6 +34,17 @@ VILLAGE_SITES = {
 class VillageView(WorldView):
     """The village: its terrain grid as the background, resource sites as small icons per kind."""
 
+    #: Actions by kind for the legend and the agents' colours (one hue per kind; see goap.worldview).
+    legend = {
+        "travel": ["go_*"],
+        "gather": ["chop_wood", "gather_berries", "mine_ore", "catch_fish", "fill_bucket"],
+        "farm": ["plant_seeds", "water_crops", "harvest"],
+        "craft": ["smelt_ore", "forge_*", "saw_planks", "carve_rod", "repair_house"],
+        "trade": ["buy_*", "sell_*", "pay_tax"],
+        "store": ["deposit_*"],
+        "home": ["light_fire", "cook_fish", "eat", "sleep"],
+    }
+
     def size(self) -> tuple[float, float]:
         h, w = self.world.terrain.shape
         return float(w), float(h)

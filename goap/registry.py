@@ -1,0 +1,259 @@
+"""Which world a command runs: built-in names, ``package.module:Class`` and worlds that register themselves.
+
+Every command that takes ``--world`` (``goap run``, ``goap view``, ``goap bench --suite world:...``) resolves it
+with `load_world`, so a game's own world gets the same tools as the example worlds. A spec is one of:
+
+* a built-in name: ``village``, ``soldier`` (the example worlds in ``worlds/``);
+* a name registered by an installed package under the entry point group ``warp_goap.worlds``;
+* a name registered at run time with `register_world` (tests, notebooks);
+* ``package.module:Attr``, where ``Attr`` is a World class or a function returning a World (``Attr`` may be a
+  dotted path inside the module, ``pkg.mod:Factory.create``). The module is imported from ``sys.path`` with
+  the working directory appended, so ``goap run --world mygame.world:MyWorld`` works from a game's checkout.
+
+A package registers its world in its ``pyproject.toml``::
+
+    [project.entry-points."warp_goap.worlds"]
+    harbour = "harbour_game.goap_world:HarbourWorld"
+
+after which ``goap run --world harbour`` works once the package is installed (``pip install -e .``). A name
+that is registered twice (an entry point shadowing a built-in, two packages claiming one name) is an error
+that names both targets, never a silent choice.
+
+A world is checked against the `goap.world.World` protocol as it is made, so a class missing ``act`` or
+``domain`` fails here with the members it lacks, not later with an AttributeError in the middle of a tick.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from goap.domain import Domain
+
+#: The entry point group a package uses to register its worlds.
+ENTRY_POINT_GROUP = "warp_goap.worlds"
+
+#: Members every world has (the `goap.world.World` protocol): attributes, then methods.
+WORLD_ATTRIBUTES = ("name", "domain")
+WORLD_METHODS = ("reset", "sense", "act", "score", "get_state", "set_state")
+
+_BUILTIN_FALLBACK = {
+    "village": "worlds.village.world:VillageWorld",
+    "soldier": "worlds.soldier.world:SoldierWorld",
+}
+
+#: Worlds registered at run time with `register_world` (name -> "module:Attr" or a callable).
+_RUNTIME: dict[str, str | Callable[..., Any]] = {}
+
+
+class WorldSpecError(ValueError):
+    """A ``--world`` spec that names no world, or names something that is not a World.
+
+    A ValueError, so every command reports it in one line (``goap: error: ...``) with exit status 1.
+    """
+
+
+def builtin_worlds() -> dict[str, str]:
+    """The example worlds shipped in ``worlds/`` (name -> ``module:Class``)."""
+    try:
+        from worlds import WORLDS
+    except ImportError:  # an install without the example worlds: the names still resolve to a clear error
+        return dict(_BUILTIN_FALLBACK)
+    return dict(WORLDS)
+
+
+def _entry_points() -> list[importlib.metadata.EntryPoint]:
+    return list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _origin(ep: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    name = getattr(dist, "name", None) or (dist.metadata["Name"] if dist is not None else None)
+    return f"entry point '{ep.name}' of {name}" if name else f"entry point '{ep.name}'"
+
+
+def known_worlds() -> dict[str, str]:
+    """Every world name that resolves, with where it comes from (``module:Attr``), sorted by name.
+
+    Raises:
+        WorldSpecError: two sources claim one name.
+    """
+    out: dict[str, str] = {}
+    source: dict[str, str] = {}
+    for name, target in builtin_worlds().items():
+        out[name], source[name] = target, "built-in"
+    for ep in _entry_points():
+        if ep.name in out and out[ep.name] != ep.value:
+            raise WorldSpecError(
+                f"world name '{ep.name}' is registered twice: {source[ep.name]} ({out[ep.name]}) and "
+                f"{_origin(ep)} ({ep.value}); rename one of them"
+            )
+        out[ep.name], source[ep.name] = ep.value, _origin(ep)
+    for name, target in _RUNTIME.items():
+        text = target if isinstance(target, str) else _qualname(target)
+        out[name] = text  # register_world already refused clashes
+    return dict(sorted(out.items()))
+
+
+def register_world(name: str, target: str | Callable[..., Any], *, replace: bool = False) -> None:
+    """Make ``name`` resolve to ``target`` (``module:Attr`` or a World class / factory) in this process.
+
+    Args:
+        name: the name commands accept; letters, digits, ``_`` and ``-`` (no ``:``).
+        target: what `load_world` makes for that name.
+        replace: allow replacing a name registered earlier with `register_world` (never a built-in or an
+            entry point's name).
+
+    Raises:
+        WorldSpecError: a bad name, a target that is neither, or a name taken.
+    """
+    if not name or not all(c.isalnum() or c in "_-" for c in name):
+        raise WorldSpecError(f"world name {name!r} must be letters, digits, '_' or '-'")
+    if not (callable(target) or (isinstance(target, str) and ":" in target)):
+        raise WorldSpecError(f"world '{name}': target must be 'package.module:Class' or a callable, got {target!r}")
+    static = {n: t for n, t in known_worlds().items() if n not in _RUNTIME}
+    if name in static:
+        raise WorldSpecError(f"world name '{name}' is taken ({static[name]})")
+    if name in _RUNTIME and not replace:
+        raise WorldSpecError(f"world name '{name}' is already registered; pass replace=True to change it")
+    _RUNTIME[name] = target
+
+
+def unregister_world(name: str) -> None:
+    """Forget a name registered with `register_world` (KeyError if it was not)."""
+    del _RUNTIME[name]
+
+
+def resolve_world(spec: str) -> tuple[str, Callable[..., Any]]:
+    """The World class or factory a spec names, without making a world: ``(label, factory)``.
+
+    ``label`` is what outputs call the world: the name for a registered world, the spec otherwise.
+
+    Raises:
+        WorldSpecError: an unknown name (listing the known ones), a module that cannot be imported, a missing
+            attribute, or an attribute that cannot make a world.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise WorldSpecError(f"a world is a name or 'package.module:Class', got {spec!r}")
+    spec = spec.strip()
+    if ":" not in spec:
+        runtime = _RUNTIME.get(spec)
+        if runtime is not None and not isinstance(runtime, str):
+            return spec, runtime
+        known = known_worlds()
+        if spec not in known:
+            names = ", ".join(known) or "none"
+            hint = " (did you mean 'module:Class'?)" if "." in spec else ""
+            raise WorldSpecError(
+                f"unknown world '{spec}'{hint}; known worlds: {names}; or give a class as 'package.module:Class' "
+                f"(packages register more under the '{ENTRY_POINT_GROUP}' entry point group)"
+            )
+        return spec, _import_target(known[spec], f"world '{spec}' ({known[spec]})")
+    return spec, _import_target(spec, f"world '{spec}'")
+
+
+def _import_target(target: str, what: str) -> Callable[..., Any]:
+    module_name, _, attr_path = target.partition(":")
+    if not module_name or not attr_path or ":" in attr_path:
+        raise WorldSpecError(f"{what}: expected 'package.module:Class', got '{target}'")
+    _cwd_on_path()
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name is not None and (module_name == e.name or module_name.startswith(e.name + ".")):
+            raise WorldSpecError(
+                f"{what}: no module named '{e.name}' (is the package installed, or the directory on PYTHONPATH?)"
+            ) from None
+        raise WorldSpecError(f"{what}: importing '{module_name}' failed: {type(e).__name__}: {e}") from None
+    except Exception as e:  # a module that raises on import: say so, with its own message
+        raise WorldSpecError(f"{what}: importing '{module_name}' failed: {type(e).__name__}: {e}") from None
+    obj: Any = module
+    for part in attr_path.split("."):
+        if not hasattr(obj, part):
+            where = module_name if obj is module else f"{module_name}:{attr_path.rsplit('.', 1)[0]}"
+            have = _world_like_names(module) if obj is module else []
+            hint = f" (world classes there: {', '.join(have)})" if have else ""
+            raise WorldSpecError(f"{what}: '{where}' has no attribute '{part}'{hint}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise WorldSpecError(f"{what}: '{target}' is a {type(obj).__name__}, not a World class or factory")
+    return obj
+
+
+def _cwd_on_path() -> None:
+    """Let ``mygame.world:MyWorld`` import from the current directory, as ``python -m`` would.
+
+    The ``goap`` console script does not put the working directory on ``sys.path``; a game's world usually lives
+    there. It is appended, so it never shadows an installed package.
+    """
+    cwd = os.getcwd()
+    if "" not in sys.path and cwd not in sys.path:
+        sys.path.append(cwd)
+
+
+def _world_like_names(module: Any) -> list[str]:
+    """Classes defined in ``module`` that look like worlds, for an error's hint."""
+    return sorted(
+        n for n, v in vars(module).items()
+        if inspect.isclass(v) and getattr(v, "__module__", None) == module.__name__ and not missing_members(v)
+    )
+
+
+def _qualname(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}:{getattr(obj, '__qualname__', repr(obj))}"
+
+
+def missing_members(obj: Any) -> list[str]:
+    """The `goap.world.World` members ``obj`` (a world or its class) lacks; empty for a complete world."""
+    out = [a for a in WORLD_ATTRIBUTES if not hasattr(obj, a)]
+    out += [f"{m}()" for m in WORLD_METHODS if not callable(getattr(obj, m, None))]
+    return out
+
+
+def check_world(world: Any, what: str = "world") -> Any:
+    """``world`` itself if it has every World member and a `goap.domain.Domain`; WorldSpecError otherwise."""
+    missing = missing_members(world)
+    if missing:
+        raise WorldSpecError(
+            f"{what}: {type(world).__name__} is not a World: it lacks {', '.join(missing)} (see goap.world.World)"
+        )
+    if not isinstance(world.domain, Domain):
+        raise WorldSpecError(
+            f"{what}: {type(world).__name__}.domain is a {type(world.domain).__name__}, not a goap.domain.Domain "
+            f"(load one with goap.domain_file.load_domain or build it with goap.DomainBuilder)"
+        )
+    return world
+
+
+def load_world(spec: str, **options: Any) -> Any:
+    """A new world from a spec (see the module docstring), made with ``options`` as keyword arguments.
+
+    Args:
+        spec: ``village``, a registered name, or ``package.module:Class``.
+        **options: passed to the class or factory (the CLI passes none).
+
+    Returns:
+        The world, checked against the `goap.world.World` protocol.
+
+    Raises:
+        WorldSpecError: the spec names no world, making it failed, or what it made is not a World.
+    """
+    label, factory = resolve_world(spec)
+    try:
+        world = factory(**options)
+    except WorldSpecError:
+        raise
+    except Exception as e:  # a constructor's own error, named with the world it came from
+        raise WorldSpecError(f"world '{label}': creating it failed: {type(e).__name__}: {e}") from None
+    return check_world(world, f"world '{label}'")
+
+
+def world_label(spec: str, world: Any) -> str:
+    """What summaries call a world: its ``name`` attribute, else the spec."""
+    name = getattr(world, "name", None)
+    return str(name) if isinstance(name, str) and name else spec

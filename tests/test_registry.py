@@ -1,0 +1,267 @@
+"""World specs (`goap.registry`): built-in names, ``module:Class``, entry points, clear errors; ``goap run`` with a
+custom world and the keys of its report."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from goap import registry
+from goap.cli import main
+from goap.registry import (
+    ENTRY_POINT_GROUP,
+    WorldSpecError,
+    known_worlds,
+    load_world,
+    register_world,
+    resolve_world,
+    unregister_world,
+)
+from goap.runtime import Brain
+from tests.custom_world import LampWorld
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# --- resolving specs ------------------------------------------------------------------------------------------
+def test_builtin_names_make_their_worlds():
+    from worlds.soldier.world import SoldierWorld
+    from worlds.village.world import VillageWorld
+
+    assert type(load_world("village")) is VillageWorld
+    assert type(load_world("soldier")) is SoldierWorld
+    known = known_worlds()
+    assert {"village", "soldier"} <= set(known)
+    assert known["village"] == "worlds.village.world:VillageWorld"
+
+
+def test_module_class_and_factory_specs():
+    w = load_world("tests.custom_world:LampWorld")
+    assert type(w) is LampWorld and w.out_every == 40
+    assert load_world("tests.custom_world:LampWorld", out_every=7).out_every == 7  # options reach the class
+    assert load_world("tests.custom_world:make_small_world").out_every == 20  # a factory function
+    assert load_world(" tests.custom_world:LampWorld ").name == "lamplighters"
+    label, factory = resolve_world("tests.custom_world:LampWorld")
+    assert label == "tests.custom_world:LampWorld" and factory is LampWorld
+
+
+def test_unknown_name_lists_the_known_worlds():
+    with pytest.raises(WorldSpecError) as e:
+        load_world("vilage")
+    msg = str(e.value)
+    assert "unknown world 'vilage'" in msg
+    known = msg.split("known worlds: ")[1].split(";")[0].split(", ")
+    assert {"soldier", "village"} <= set(known) and known == sorted(known)
+    assert "package.module:Class" in msg and ENTRY_POINT_GROUP in msg
+    with pytest.raises(WorldSpecError, match="did you mean 'module:Class'"):
+        load_world("tests.custom_world.LampWorld")  # a dot where the colon belongs
+    for bad in ("", "   ", None):
+        with pytest.raises(WorldSpecError, match="a world is a name or"):
+            load_world(bad)  # type: ignore[arg-type]
+
+
+def test_module_not_importable():
+    with pytest.raises(WorldSpecError, match=r"no module named 'no_such_pkg'.*PYTHONPATH"):
+        load_world("no_such_pkg.world:W")
+    with pytest.raises(WorldSpecError, match="no module named 'tests.no_such_module'"):
+        load_world("tests.no_such_module:W")
+    with pytest.raises(WorldSpecError, match="expected 'package.module:Class'"):
+        load_world("tests.custom_world:")
+    with pytest.raises(WorldSpecError, match="expected 'package.module:Class'"):
+        load_world(":LampWorld")
+
+
+def test_a_module_that_fails_on_import_says_why(tmp_path, monkeypatch):
+    (tmp_path / "exploding_world.py").write_text("import no_such_dependency_xyz\n")
+    (tmp_path / "raising_world.py").write_text("raise RuntimeError('config missing')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    # a missing dependency inside the module is not reported as the module itself missing
+    with pytest.raises(WorldSpecError, match=r"importing 'exploding_world' failed: ModuleNotFoundError.*xyz"):
+        load_world("exploding_world:W")
+    with pytest.raises(WorldSpecError, match=r"importing 'raising_world' failed: RuntimeError: config missing"):
+        load_world("raising_world:W")
+
+
+def test_missing_attribute_names_the_world_classes_there():
+    with pytest.raises(WorldSpecError) as e:
+        load_world("tests.custom_world:LampWrld")
+    msg = str(e.value)
+    assert "'tests.custom_world' has no attribute 'LampWrld'" in msg
+    assert "LampWorld" in msg.split("world classes there:")[1]
+    assert "NotAWorld" not in msg  # only classes that are complete worlds are suggested
+    with pytest.raises(WorldSpecError, match="'tests.custom_world:LampWorld' has no attribute 'nope'"):
+        load_world("tests.custom_world:LampWorld.nope")
+
+
+def test_not_a_world():
+    with pytest.raises(WorldSpecError, match=r"NotAWorld is not a World: it lacks sense\(\), act\(\), score\(\)"):
+        load_world("tests.custom_world:NotAWorld")
+    with pytest.raises(WorldSpecError, match="is a int, not a World class or factory"):
+        load_world("tests.custom_world:NOT_CALLABLE")
+    with pytest.raises(WorldSpecError, match=r"domain is a dict, not a goap.domain.Domain.*DomainBuilder"):
+        load_world("tests.custom_world:WrongDomain")
+    with pytest.raises(WorldSpecError, match=r"creating it failed: ValueError: out_every must be >= 1"):
+        load_world("tests.custom_world:LampWorld", out_every=0)
+    with pytest.raises(WorldSpecError, match="creating it failed: TypeError"):
+        load_world("tests.custom_world:LampWorld", colour="red")
+
+
+# --- registration ---------------------------------------------------------------------------------------------
+def test_register_world_at_run_time():
+    register_world("lamps-test", "tests.custom_world:LampWorld")
+    try:
+        assert type(load_world("lamps-test")) is LampWorld
+        assert known_worlds()["lamps-test"] == "tests.custom_world:LampWorld"
+        with pytest.raises(WorldSpecError, match="already registered"):
+            register_world("lamps-test", LampWorld)
+        register_world("lamps-test", lambda: LampWorld(out_every=3), replace=True)
+        assert load_world("lamps-test").out_every == 3
+    finally:
+        unregister_world("lamps-test")
+    assert "lamps-test" not in known_worlds()
+    with pytest.raises(WorldSpecError, match="is taken"):
+        register_world("village", LampWorld)
+    with pytest.raises(WorldSpecError, match="must be letters"):
+        register_world("a:b", LampWorld)
+    with pytest.raises(WorldSpecError, match="target must be"):
+        register_world("x", "no colon here")
+
+
+class _FakeDist:
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _entry_point(name: str, value: str, dist: str) -> importlib.metadata.EntryPoint:
+    ep = importlib.metadata.EntryPoint(name=name, value=value, group=ENTRY_POINT_GROUP)
+    return ep._for(_FakeDist(dist)) if hasattr(ep, "_for") else ep
+
+
+def test_entry_points_register_worlds(monkeypatch):
+    eps = [_entry_point("lamps", "tests.custom_world:LampWorld", "lamp-game")]
+    monkeypatch.setattr(registry, "_entry_points", lambda: eps)
+    assert known_worlds()["lamps"] == "tests.custom_world:LampWorld"
+    assert type(load_world("lamps")) is LampWorld
+    with pytest.raises(WorldSpecError, match=r"unknown world 'lamp'.*lamps"):
+        load_world("lamp")
+    # a broken entry point is reported with its name and target
+    eps.append(_entry_point("ghost", "ghost_pkg.world:Ghost", "ghost-game"))
+    with pytest.raises(WorldSpecError, match=r"world 'ghost' \(ghost_pkg.world:Ghost\): no module named 'ghost_pkg'"):
+        load_world("ghost")
+
+
+def test_two_sources_for_one_name_is_an_error(monkeypatch):
+    eps = [_entry_point("village", "other_game.world:Village", "other-game")]
+    monkeypatch.setattr(registry, "_entry_points", lambda: eps)
+    with pytest.raises(WorldSpecError, match=r"'village' is registered twice: built-in .* and entry point 'village'"):
+        load_world("village")
+
+
+def test_entry_point_group_is_read_from_installed_metadata(tmp_path, monkeypatch):
+    """A real distribution on sys.path (a .dist-info with entry_points.txt), found by importlib.metadata."""
+    dist = tmp_path / "lamp_game-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lamp-game\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nlamps = tests.custom_world:LampWorld\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert known_worlds()["lamps"] == "tests.custom_world:LampWorld"
+    assert type(load_world("lamps")) is LampWorld
+
+
+# --- goap run with a custom world -----------------------------------------------------------------------------
+def _run_json(tmp_path: Path, *argv: str) -> dict:
+    out = tmp_path / "run.json"
+    assert main(["run", *argv, "--json", str(out), "--quiet"]) == 0
+    return json.loads(out.read_text())
+
+
+def test_goap_run_custom_world_reports_consistent_keys(tmp_path, capsys):
+    r = _run_json(tmp_path, "--world", "tests.custom_world:LampWorld", "--agents", "120", "--ticks", "90",
+                  "--warmup", "10", "--planner", "reference")
+    text = capsys.readouterr().out
+    c = r["counters"]
+    for key in ("actions_done", "actions_failed", "plans_requested", "plans_failed"):
+        assert isinstance(c[key], int) and c[key] >= 0
+    assert 0.0 <= r["idle_fraction"] <= 1.0
+    names = [a.name for a in LampWorld.domain.actions]
+    assert list(r["action_counts"]) == names
+    assert sum(r["action_counts"].values()) == c["actions_done"] > 0
+    # the world's own measure agrees with the brain's count of one action
+    assert r["score"]["lamps_lit"] == r["action_counts"]["light_lamp"] > 0
+    assert r["score"]["clock"] == 90
+    # the table prints the same numbers
+    assert f"actions done {c['actions_done']}" in text
+    assert f"idle fraction {r['idle_fraction']:.1%}" in text
+    for name, n in r["action_counts"].items():
+        assert re.search(rf"\b{name}\s+{n}\s", text), name
+
+
+class _CountingLamps(LampWorld):
+    """Records, as act runs, the fraction of agents executing no action (all lamplighters stay alive)."""
+
+    def reset(self, brain, seed):
+        super().reset(brain, seed)
+        self.idle = []
+
+    def act(self, brain, dt):
+        self.idle.append(float((brain.action.numpy() < 0).mean()))
+        super().act(brain, dt)
+
+
+def test_idle_fraction_measures_agents_with_no_action(tmp_path):
+    """The run's idle fraction against the fraction counted inside act, tick by tick, of the same run."""
+    register_world("counting-lamps", _CountingLamps)
+    try:
+        world = _CountingLamps()
+        brain = Brain(world.domain, 60, world=world, planner="reference", seed=3)
+        for _ in range(50):
+            brain.tick()
+        r = _run_json(tmp_path, "--world", "counting-lamps", "--agents", "60", "--ticks", "50",
+                      "--seed", "3", "--warmup", "5", "--planner", "reference")
+    finally:
+        unregister_world("counting-lamps")
+    assert r["idle_fraction"] == pytest.approx(np.mean(world.idle[5:]), abs=1e-9)
+    assert 0.0 < r["idle_fraction"] < 1.0  # lamplighters rest between lamps going out, and work in between
+    assert r["state_hash"] == brain.state_hash()  # the same run
+
+
+def test_goap_run_builtin_world_keys(tmp_path):
+    r = _run_json(tmp_path, "--world", "soldier", "--agents", "100", "--ticks", "20", "--warmup", "5")
+    assert 0.0 <= r["idle_fraction"] <= 1.0
+    assert sum(r["action_counts"].values()) == r["counters"]["actions_done"]
+    assert set(r["action_counts"]) == {a.name for a in load_world("soldier").domain.actions}
+    assert r["world"] == "soldier" and isinstance(r["score"], dict) and r["score"]
+
+
+def test_goap_run_bad_world_is_one_line(capsys):
+    assert main(["run", "--world", "tests.custom_world:NotAWorld", "--ticks", "1"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("goap: error: world 'tests.custom_world:NotAWorld': NotAWorld is not a World")
+    assert len(err.splitlines()) == 1
+    assert main(["run", "--world", "nowhere", "--ticks", "1"]) == 1
+    assert "unknown world 'nowhere'" in capsys.readouterr().err
+
+
+def test_goap_command_imports_custom_worlds_from_the_working_directory(tmp_path):
+    """The console script does not put the working directory on sys.path; the registry does, as uvicorn does."""
+    (tmp_path / "my_game_world.py").write_text(textwrap.dedent("""
+        from tests.custom_world import LampWorld as MyWorld
+    """))
+    code = (
+        "import sys; sys.path = [p for p in sys.path if p not in ('', '.')]\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "from goap.cli import main\n"
+        "sys.exit(main(['run', '--world', 'my_game_world:MyWorld', '--agents', '10', '--ticks', '3', '--quiet',"
+        " '--planner', 'reference']))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "lamps_lit" in res.stdout
