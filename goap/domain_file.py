@@ -38,6 +38,33 @@ def read_text(path: Path) -> str:
         raise DomainError(f"cannot read: {e}", file=str(path)) from None
 
 
+def write_atomic(path: str | Path, data: bytes | str) -> None:
+    """Write a whole file or nothing: into a temporary file beside it, then renamed over it.
+
+    A reader never sees half a file and a failed write (a full disk) leaves the old file as it was. A path that
+    is not a regular file (``/dev/stdout``, a named pipe) is written directly, since renaming over it would
+    replace the device or the link; a symbolic link to a file is followed, so the link stays.
+    """
+    import os
+    import tempfile
+
+    path = Path(path)
+    blob = data.encode("utf-8") if isinstance(data, str) else data
+    if path.exists() and not path.is_file():
+        with open(path, "wb") as f:
+            f.write(blob)
+        return
+    target = path.resolve() if path.is_symlink() else path
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def loads_domain(text: str, fmt: str = "toml", file: str = "<string>") -> Domain:
     """Parse a domain from text in ``fmt`` ("toml" or "json")."""
     spec = _parse(text, fmt, file)
@@ -97,9 +124,7 @@ def save_domain(domain: Domain, path: str | Path) -> None:
         raise ValueError(f"{path}: unknown domain file type '{path.suffix}' (expected .toml or .json)")
     spec = domain_to_spec(domain)
     text = json.dumps(spec, indent=2) + "\n" if fmt == "json" else dumps_toml(spec)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, text)
 
 
 def dumps_toml(spec: Mapping[str, Any]) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from goap.domain import Domain
+from goap.domain_file import write_atomic
 from goap.encoding import fingerprint
 
 COLUMNS: dict[str, Any] = {
@@ -108,24 +109,65 @@ class OutcomeLog:
         buf = io.BytesIO()
         np.savez_compressed(buf, fingerprint=np.array(self.fingerprint), domain_name=np.array(self.domain_name),
                             **cols)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(buf.getvalue())
-        tmp.replace(path)
+        write_atomic(path, buf.getvalue())
+
+    @classmethod
+    def check_appendable(cls, path: str | Path, domain: Domain) -> None:
+        """ValueError unless ``save(path, append=True)`` of a log of ``domain`` would succeed on what ``path``
+        holds now: nothing, or a readable outcome log of the same domain. Call it before a run, not after."""
+        path = Path(path)
+        if not path.exists():
+            return
+        old = cls.load(path)
+        fp = fingerprint(domain)
+        if old.fingerprint != fp:
+            raise ValueError(
+                f"{path}: holds outcomes of domain '{old.domain_name}' (fingerprint {old.fingerprint}), not of "
+                f"domain '{domain.name}' (fingerprint {fp}): give another file"
+            )
 
     @classmethod
     def load(cls, path: str | Path) -> OutcomeLog:
+        """Read a log written by `save`; ValueError naming the file and the column for anything else."""
         path = Path(path)
+        if path.is_dir():
+            raise ValueError(f"{path}: is a directory, not an outcome log")
         try:
             with np.load(path, allow_pickle=False) as data:
+                if not isinstance(data, np.lib.npyio.NpzFile):
+                    raise ValueError("not an .npz archive")
                 arrays = {k: data[k] for k in data.files}
         except FileNotFoundError:
             raise ValueError(f"{path}: no such file") from None
-        except (OSError, EOFError, ValueError, zipfile.BadZipFile) as e:
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile, KeyError, RuntimeError) as e:
             raise ValueError(f"{path}: not a readable outcome log ({type(e).__name__})") from None
         missing = [k for k in ("states", "fingerprint", "domain_name", *COLUMNS) if k not in arrays]
         if missing:
             raise ValueError(f"{path}: not an outcome log (no column '{missing[0]}')")
+        for key in ("fingerprint", "domain_name"):
+            a = arrays[key]
+            if a.ndim != 0 or a.dtype.kind != "U":
+                raise ValueError(f"{path}: damaged outcome log ('{key}' is not a string)")
         states = arrays["states"]
+        if states.ndim != 2 or states.shape[1] < 1 or states.dtype != np.uint64:
+            raise ValueError(
+                f"{path}: damaged outcome log (column 'states' must be uint64 [rows, words], "
+                f"got {states.dtype} {list(states.shape)})"
+            )
+        rows = states.shape[0]
+        for name, dtype in COLUMNS.items():
+            a = arrays[name]
+            if a.ndim != 1 or len(a) != rows:
+                raise ValueError(
+                    f"{path}: damaged outcome log (column '{name}' must have one value per row, {rows}, "
+                    f"got shape {list(a.shape)})"
+                )
+            if a.dtype.kind not in "biuf" or (np.dtype(dtype).kind in "iu" and a.dtype.kind == "f"):
+                raise ValueError(f"{path}: damaged outcome log (column '{name}' holds {a.dtype}, expected {dtype})")
+            if a.dtype.kind in "iu" and len(a):
+                info = np.iinfo(dtype)
+                if a.min() < info.min or a.max() > info.max:
+                    raise ValueError(f"{path}: damaged outcome log (column '{name}' holds values outside {dtype})")
         log = cls(str(arrays["domain_name"]), str(arrays["fingerprint"]), states.shape[1])
         log.add({"states": states, **{k: arrays[k].astype(t) for k, t in COLUMNS.items()}})
         return log

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from goap.argtypes import non_negative_int, positive_int
+from goap.argtypes import check_output_dir, check_output_file, non_negative_int, positive_int, random_seed
 
 INSTALL_HINT = "pip install warp-goap[viewer]"
 
@@ -66,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--world", required=True,
                         help="a world: village, soldier, a registered name, or package.module:Class")
     parser.add_argument("--agents", type=non_negative_int, default=2000, help="number of agents (default 2000)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=random_seed, default=0)
     parser.add_argument("--device", default=None, help="Warp device for the planner (cpu, cuda:0); default: Warp's")
     parser.add_argument("--planner", default="warp", help="a registered planner (default warp)")
     parser.add_argument("--plan-budget", type=positive_int, default=None,
@@ -90,6 +90,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Open the viewer (or render headless) as ``args`` says; prints ``mean frame: X ms`` last when headless."""
+    if args.screenshot:  # refused before the window opens, not after the last frame
+        check_output_file(args.screenshot, "--screenshot")
+    if args.record:
+        check_output_dir(args.record, "--record")
     require_pygame(headless=args.headless)
     from goap.registry import WorldSpecError, load_world
     from goap.runtime import Brain

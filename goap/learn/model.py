@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from goap.domain import Domain
+from goap.domain import Domain, show
 from goap.encoding import DomainTables, fingerprint
 from goap.learn import require_torch
 from goap.learn.features import FeatureLayout
@@ -40,6 +40,11 @@ nn = torch.nn
 FORMAT = "goap-utility-model"
 FORMAT_VERSION = 1
 HEADS = ("feasible", "cost", "value")
+#: Bounds on a model's shape, checked before any weight is allocated (a model file could claim any size).
+MAX_HIDDEN = 4096
+MAX_LAYERS = 16
+MAX_PARAMETERS = 2**26
+STATS_KEYS = ("cost_mean", "cost_std", "value_mean", "value_std")
 
 
 class UtilityModel(nn.Module):
@@ -70,8 +75,18 @@ class UtilityModel(nn.Module):
             names = tuple(layout)
         if n_state is None or not 0 <= n_state <= len(names):
             raise ValueError("n_state (the number of state columns) is required with a list of feature names")
-        if not hidden or any(int(h) < 1 for h in hidden):
-            raise ValueError(f"hidden sizes must be at least one integer >= 1, got {list(hidden)}")
+        if (
+            not hidden
+            or len(hidden) > MAX_LAYERS
+            or any(isinstance(h, bool) or not isinstance(h, int) or not 1 <= h <= MAX_HIDDEN for h in hidden)
+        ):
+            raise ValueError(
+                f"hidden sizes must be 1 to {MAX_LAYERS} integers in 1..{MAX_HIDDEN}, got {show(list(hidden))}"
+            )
+        sizes = [len(names), *hidden, len(HEADS)]
+        n_params = sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:], strict=True))
+        if n_params > MAX_PARAMETERS:
+            raise ValueError(f"a model of {n_params:,} parameters is too large (at most {MAX_PARAMETERS:,})")
         self.feature_names = tuple(str(n) for n in names)
         self.n_state = int(n_state)
         self.n_goals = len(self.feature_names) - self.n_state
@@ -79,7 +94,10 @@ class UtilityModel(nn.Module):
         self.domain_fingerprint = str(domain_fingerprint)
         self.hidden = tuple(int(h) for h in hidden)
         self.stats = {"cost_mean": 0.0, "cost_std": 1.0, "value_mean": 0.0, "value_std": 1.0}
-        self.stats.update({k: float(v) for k, v in (stats or {}).items()})
+        for k, v in (stats or {}).items():
+            if k not in self.stats or isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                raise ValueError(f"stats: expected finite numbers {', '.join(STATS_KEYS)}, got {show(k)}={show(v)}")
+            self.stats[k] = float(v)
         self.summary: dict[str, Any] = {}  # plain numbers describing how it was trained (saved with the model)
         self.first = nn.Linear(len(self.feature_names), self.hidden[0])
         layers: list[nn.Module] = []
@@ -151,21 +169,28 @@ class UtilityModel(nn.Module):
             "state_dict": {k: v.detach().cpu().clone() for k, v in self.state_dict().items()},
         }
 
+    def check_finite(self, source: str = "model") -> None:
+        """ValueError naming the first weight that holds NaN or an infinity (a diverged training run)."""
+        for name, tensor in self.state_dict().items():
+            if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+                raise ValueError(f"{source}: weight '{name}' is not finite (NaN or infinity): the model is unusable")
+
     def save(self, path: str | Path) -> None:
-        """Write the model (see the module docstring), whole or not at all."""
-        path = Path(path)
+        """Write the model (see the module docstring), whole or not at all; a model with non-finite weights is
+        refused (ValueError), so that no file of NaNs is ever written."""
+        from goap.domain_file import write_atomic
+
+        self.check_finite()
         buf = io.BytesIO()
         torch.save(self.to_dict(), buf)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(buf.getvalue())
-        tmp.replace(path)
+        write_atomic(path, buf.getvalue())
 
     @classmethod
     def load(cls, path: str | Path, domain: Domain | DomainTables | None = None, device: Any = "cpu") -> UtilityModel:
         """Read a model saved by `save`; with ``domain``, refuse a model of any other domain (ValueError)."""
         path = Path(path)
         if not path.is_file():
-            raise ValueError(f"{path}: no such model file")
+            raise ValueError(f"{path}: no such model file" if not path.exists() else f"{path}: not a model file")
         try:
             data = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as e:  # a damaged file can fail in many ways inside torch, zipfile or pickle
@@ -176,14 +201,16 @@ class UtilityModel(nn.Module):
             raise ValueError(
                 f"{path}: utility model format version {data.get('version')!r}; this goap reads {FORMAT_VERSION}"
             )
+        _check_fields(data, path)
         try:
             model = cls(
-                tuple(data["feature_names"]), int(data["n_state"]), domain_name=data["domain_name"],
+                tuple(data["feature_names"]), data["n_state"], domain_name=data["domain_name"],
                 domain_fingerprint=data["domain_fingerprint"], hidden=tuple(data["hidden"]), stats=data["stats"],
             )
             model.load_state_dict(data["state_dict"])
         except (KeyError, TypeError, ValueError, RuntimeError) as e:
-            raise ValueError(f"{path}: damaged utility model file ({type(e).__name__}: {e})") from None
+            raise ValueError(f"{path}: damaged utility model file ({type(e).__name__}: {show(str(e), 200)})") from None
+        model.check_finite(source=str(path))
         model.summary = dict(data.get("summary") or {})
         if domain is not None:
             model.check_domain(domain, source=str(path))
@@ -202,6 +229,27 @@ class UtilityModel(nn.Module):
         names = FeatureLayout.from_domain(domain).names
         if names != self.feature_names:
             raise ValueError(f"{source}: the model's feature layout does not match domain '{d.name}'")
+
+
+def _check_fields(data: dict[str, Any], path: Path) -> None:
+    """ValueError naming the first field of a model file that has the wrong type (before anything is built)."""
+    expected: dict[str, tuple[type, ...]] = {
+        "domain_name": (str,), "domain_fingerprint": (str,), "feature_names": (list, tuple), "n_state": (int,),
+        "hidden": (list, tuple), "stats": (dict,), "state_dict": (dict,), "summary": (dict, type(None)),
+    }
+    for key, types in expected.items():
+        if key == "summary" and key not in data:
+            continue
+        if key not in data:
+            raise ValueError(f"{path}: damaged utility model file (no field '{key}')")
+        value = data[key]
+        if isinstance(value, bool) or not isinstance(value, types):
+            want = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            raise ValueError(f"{path}: damaged utility model file ('{key}' must be a {want}, got {show(value)})")
+    if not all(isinstance(n, str) for n in data["feature_names"]):
+        raise ValueError(f"{path}: damaged utility model file ('feature_names' must be strings)")
+    if not all(isinstance(t, torch.Tensor) for t in data["state_dict"].values()):
+        raise ValueError(f"{path}: damaged utility model file ('state_dict' must hold tensors only)")
 
 
 def _plain(value: Any) -> Any:

@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from goap.domain import Domain
+from goap.domain import Domain, show
 from goap.encoding import fingerprint
 from goap.learn import require_torch
 from goap.learn.features import FeatureLayout
-from goap.learn.model import UtilityModel
+from goap.learn.model import MAX_HIDDEN, MAX_LAYERS, UtilityModel
 from goap.learn.options import add_arguments  # noqa: F401  (goap train's options, torch-free)
 from goap.planners import Status
 
@@ -171,12 +171,15 @@ def train(
         held_out: fraction of rows held out for the report.
         progress: called after each epoch with (epoch, epochs, mean training loss).
     """
-    if epochs < 1:
-        raise ValueError(f"epochs must be >= 1, got {epochs}")
-    if not 0.0 < held_out < 1.0:
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
+    if not 0.0 < held_out < 1.0:  # NaN fails too
         raise ValueError(f"held_out must be between 0 and 1, got {held_out}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    if not (isinstance(lr, int | float) and math.isfinite(lr) and lr > 0):
+        raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
+    device = resolve_device(device)
     if len(log) == 0:
         raise ValueError("the outcome log is empty: nothing to train on")
     domain = resolve_domain(log, domain)
@@ -229,15 +232,22 @@ def train(
             out = model(x[b])
             loss = bce(out[:, 0], y_f[b])
             loss = loss + masked_mse(out[:, 1], y_c[b], m_c[b]) + masked_mse(out[:, 2], y_v[b], m_v[b])
+            value = float(loss.detach())
+            if not math.isfinite(value):
+                raise ValueError(
+                    f"training diverged: the loss is {value} at epoch {epoch + 1}, minibatch {batches + 1} "
+                    f"(lr {lr:g}); nothing was written: try a smaller --lr"
+                )
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            total += float(loss.detach())
+            total += value
             batches += 1
         losses.append(total / max(batches, 1))
         if progress is not None:
             progress(epoch + 1, epochs, losses[-1])
     model = model.cpu().eval()
+    model.check_finite(source="training")  # the last step can overflow the weights without a non-finite loss
     seconds = time.perf_counter() - t0
 
     report = evaluate(model, data, tr, test, G)
@@ -255,6 +265,26 @@ def train(
     })
     model.summary = {k: v for k, v in report.items() if not isinstance(v, dict)}
     return model, report
+
+
+def resolve_device(device: Any) -> Any:
+    """``device`` as a torch.device that works here; ValueError naming it when it is not one, or not available
+    (``cuda`` on a torch built without CUDA, ``cuda:3`` on a machine with one GPU)."""
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(f"--device {device}: not a torch device (cpu, cuda, cuda:0, ...)") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"--device {device}: CUDA is not available to torch here (use cpu)")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ValueError(f"--device {device}: torch sees {torch.cuda.device_count()} CUDA device(s)")
+    elif dev.type != "cpu":
+        try:
+            torch.empty(1, device=dev)
+        except Exception as e:  # mps, xpu, meta ...: each fails in its own way when absent
+            raise ValueError(f"--device {device}: not usable here ({type(e).__name__})") from None
+    return dev
 
 
 def evaluate(model: UtilityModel, data: Dataset, tr: np.ndarray, test: np.ndarray, n_goals: int) -> dict[str, Any]:
@@ -321,6 +351,7 @@ def format_report(report: dict[str, Any]) -> str:
 # --- the `goap train` command -----------------------------------------------------------------------------
 def run(args: argparse.Namespace) -> int:
     """Train on ``args.data``, print the report, write ``args.out``. Errors are ValueErrors with clear messages."""
+    from goap.argtypes import check_output_file
     from goap.outcomes import OutcomeLog
 
     data = Path(args.data)
@@ -329,28 +360,37 @@ def run(args: argparse.Namespace) -> int:
     try:
         hidden = tuple(int(h) for h in str(args.hidden).split(","))
     except ValueError:
-        raise ValueError(f"--hidden must be comma-separated integers, got {args.hidden!r}") from None
+        raise ValueError(f"--hidden must be comma-separated integers, got {show(args.hidden)}") from None
+    if not hidden or len(hidden) > MAX_LAYERS or not all(1 <= h <= MAX_HIDDEN for h in hidden):
+        raise ValueError(f"--hidden: 1 to {MAX_LAYERS} sizes in 1..{MAX_HIDDEN}, got {show(args.hidden)}")
+    check_output_file(args.out, "--out")  # before the training, not after it
+    resolve_device(args.device)
     domain = None
     if getattr(args, "domain", None):
         from goap.domain_file import load_domain
 
         domain = load_domain(args.domain)
     log = OutcomeLog.load(data)
-    show = not getattr(args, "quiet", False) and sys.stderr.isatty()
+    bar_on = not getattr(args, "quiet", False) and sys.stderr.isatty()
 
     def bar(epoch: int, epochs: int, loss: float) -> None:
         done = epoch / epochs
         print(f"\rtrain: epoch {epoch}/{epochs} [{'=' * int(30 * done):<30s}] loss {loss:.4f}", end="",
               file=sys.stderr, flush=True)
 
-    model, report = train(
-        log, epochs=args.epochs, seed=args.seed, domain=domain, hidden=hidden, batch_size=args.batch_size,
-        lr=args.lr, held_out=args.held_out, device=args.device, progress=bar if show else None,
-    )
-    if show:
-        print(file=sys.stderr)
+    try:
+        model, report = train(
+            log, epochs=args.epochs, seed=args.seed, domain=domain, hidden=hidden, batch_size=args.batch_size,
+            lr=args.lr, held_out=args.held_out, device=args.device, progress=bar if bar_on else None,
+        )
+    finally:
+        if bar_on:
+            print(file=sys.stderr)
     print(format_report(report))
-    model.save(args.out)
+    try:
+        model.save(args.out)
+    except OSError as e:
+        raise ValueError(f"cannot write {args.out}: {e.strerror or e}") from None
     print(f"model written to {args.out}")
     return 0
 
