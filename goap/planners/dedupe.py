@@ -1,0 +1,593 @@
+"""Each distinct query planned once: a planner wrapper that groups equal queries on the device, plus a plan cache.
+
+In a game thousands of agents often ask the same question (a squad spawned in one state, chasing one goal), and
+ask it again on the next tick. `DedupingPlanner` wraps any planner with the same ``plan()`` contract:
+
+* Within a call, the requested rows are grouped by their *query* (state words, goal, action-cost row, enabled
+  row, and the node-pool level the search starts at, ``PlanBatch.level``, which the planner reads): a hash per
+  row, a stable radix sort, and a word-by-word comparison with the first row of each hash run, so a hash collision
+  never merges two different queries. Only one row per group (its first in request order) is planned; every
+  field of the PlanBatch (status, cost, length, actions, expanded, level and whatever fields it gains) is then
+  copied to the other rows, all in Warp kernels on the planner's device. Results are exactly those of planning
+  each row alone, since a search is a function of its query.
+* Across calls, an optional plan cache of ``cache_capacity`` entries (fixed memory, open addressing on the
+  device; see `goap.kernels.dedupe`) answers queries it has seen. An entry keeps its full key, verified on every
+  hit, and the result rows. Only statuses in ``cacheable`` are stored: by default OK, SATISFIED and NO_PLAN,
+  which depend on the query alone. BUDGET is never stored by default: with node pools that escalate across calls
+  (``level``) or a per-call escalation budget, a BUDGET row means "not yet", not an answer. TOO_LONG is left out
+  too: the plan buffer's length is not part of the key. When the cache is full in a query's probe window, the
+  least recently used entry of the window gives way; an entry hit or written in the current call never does.
+
+What counts as the same query: ``costs=None`` (the domain's costs) and an explicit cost row are different
+queries even when the values agree (the planner may sum the domain's costs at a higher precision), while
+``enabled=None`` is the same as an all-true row. Costs compare as float32 bit patterns. The goal table is part
+of the key (as a token per table object): a new table object means new queries.
+
+Counters live in a small device array (``counters``, int64, names in `COUNTERS`) so a captured tick needs no
+readback; `DedupingPlanner.stats` reads them once on the host and adds the rates.
+
+Cost per call: about a dozen launches plus one radix sort of the requested rows; on the CPU device the count of
+rows to plan is read from a host-visible array (free). Memory: scratch of 60 bytes per requested row (grown on
+demand, reused), and for the cache ``capacity * (8 W + 4 A + A + 22 + R)`` bytes, R the bytes of one PlanBatch
+row (status, cost, length, actions, expanded, level: 4 L + 18 with float64 costs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from goap.encoding import GoalTables
+from goap.kernels import init_warp
+from goap.planners.base import PlanBatch, Status
+
+#: Names of the entries of `DedupingPlanner.counters`, in order.
+COUNTERS = ("calls", "requests", "distinct", "hits", "misses", "inserted", "evicted", "refused", "uncacheable")
+#: Statuses the plan cache stores by default: results that depend on the query alone.
+DEFAULT_CACHEABLE = (Status.OK, Status.SATISFIED, Status.NO_PLAN)
+MAX_CACHE_CAPACITY = 1 << 26
+_MAX_TOKENS = 1024
+_PARALLEL_ROWS = 16384  # below this, one CPU launch beats handing chunks to threads
+
+
+class DedupingPlanner:
+    """Plans each distinct query of a call once (and, with a cache, once across calls); same results as ``inner``.
+
+    Args:
+        inner: the planner that searches (any planner with the ``plan()`` contract of `goap.planners.base`).
+        cache_capacity: entries of the plan cache; 0 (default) disables it.
+        cache_probes: slots a lookup or insert may visit from a query's home slot (1..256).
+        cacheable: the statuses the cache stores (see the module docstring for why BUDGET is not among them).
+        hash_bits: bits of the 64-bit query hash used for grouping and cache slots; fewer bits force collisions,
+            which must never change a result (a test hook; 64 in use).
+
+    Attributes:
+        counters: wp.array int64 [len(COUNTERS)] on the device, accumulated over calls (see `stats`).
+    """
+
+    def __init__(
+        self,
+        inner: Any,
+        cache_capacity: int = 0,
+        *,
+        cache_probes: int = 16,
+        cacheable: Iterable[Status | int] = DEFAULT_CACHEABLE,
+        hash_bits: int = 64,
+    ):
+        if isinstance(cache_capacity, bool) or not isinstance(cache_capacity, int | np.integer):
+            raise ValueError(f"cache_capacity must be an integer, got {cache_capacity!r}")
+        if not 0 <= cache_capacity <= MAX_CACHE_CAPACITY:
+            raise ValueError(f"cache_capacity must be in 0..{MAX_CACHE_CAPACITY}, got {cache_capacity}")
+        if isinstance(cache_probes, bool) or not isinstance(cache_probes, int | np.integer):
+            raise ValueError(f"cache_probes must be an integer, got {cache_probes!r}")
+        if not 1 <= cache_probes <= 256:
+            raise ValueError(f"cache_probes must be in 1..256, got {cache_probes}")
+        if isinstance(hash_bits, bool) or not isinstance(hash_bits, int | np.integer) or not 1 <= hash_bits <= 64:
+            raise ValueError(f"hash_bits must be an integer in 1..64, got {hash_bits!r}")
+        statuses = sorted({int(Status(s)) for s in cacheable})
+        if Status.NOT_PLANNED in statuses:
+            raise ValueError("NOT_PLANNED is not a result and cannot be cached")
+
+        wp = init_warp()
+        from goap.kernels import dedupe as kernels
+
+        self._wp = wp
+        self._k = kernels
+        self.inner = inner
+        self.name = f"{inner.name}+dedupe"
+        self.tables = inner.tables
+        self.domain = self.tables.domain
+        self.device = wp.get_device(getattr(inner, "device", None) or "cpu")
+        self.cache_capacity = int(cache_capacity)
+        self.cache_probes = int(min(cache_probes, max(1, cache_capacity)))
+        self.cacheable = tuple(Status(s) for s in statuses)
+        self._cacheable_bits = sum(1 << s for s in statuses)
+        self.hash_bits = int(hash_bits)
+        self._hash_mask = (1 << self.hash_bits) - 1
+        self._inner_takes_count = "count" in inspect.signature(inner.plan).parameters
+
+        dev = self.device
+        self.counters = wp.zeros(len(COUNTERS), dtype=wp.int64, device=dev)
+        self._epoch = wp.zeros(1, dtype=wp.int32, device=dev)
+        self._n_reps = wp.zeros(1, dtype=wp.int32, device=dev)
+        self._n_miss = wp.zeros(1, dtype=wp.int32, device=dev)
+        self._dummy_u32 = wp.zeros((1, 1), dtype=wp.uint32, device=dev)
+        self._dummy_u8 = wp.zeros((1, 1), dtype=wp.uint8, device=dev)
+        self._dummy_i8 = wp.zeros(1, dtype=wp.int8, device=dev)
+        self._dummy_i32 = wp.zeros(1, dtype=wp.int32, device=dev)
+        self._tokens: dict[int, tuple[GoalTables, int]] = {id(self.tables.goals): (self.tables.goals, 0)}
+        self._rows = 0
+        self._views: dict[str, tuple[Any, Any, Any]] = {}
+        self._entries = self._cache_entries() if self.cache_capacity else None
+        self._threads = max(1, int(getattr(inner, "threads", 0) or os.cpu_count() or 1)) if dev.is_cpu else 1
+        self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="goap-dedupe") if self._threads > 1 else None
+        self._cached: dict[str, Any] = {}  # field name -> [capacity, units] words of results
+
+    # --- delegation --------------------------------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        # Options and helpers of the planner inside (max_nodes, bytes_per_agent, load, ...): only reached for
+        # attributes this class does not define.
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    @property
+    def max_nodes(self) -> int:
+        return self.inner.max_nodes
+
+    @property
+    def max_plan_length(self) -> int:
+        return self.inner.max_plan_length
+
+    def load(self) -> None:
+        """Compile or load the kernel modules (the inner planner's and these) now rather than on the first call."""
+        self._wp.load_module(self._k, device=self.device)
+        if hasattr(self.inner, "load"):
+            self.inner.load()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+        if hasattr(self.inner, "close"):
+            self.inner.close()
+
+    # --- counters and cache ---------------------------------------------------------------------------------------
+    def stats(self) -> dict[str, float | int]:
+        """The counters since creation (or `reset_stats`), read once from the device, with the derived rates.
+
+        ``dedupe_rate``: the share of requested rows that were not searched because an equal query in the same
+        call was (1 - distinct / requests). ``hit_rate``: the share of distinct queries the cache answered.
+        ``entries``: valid cache entries now.
+        """
+        values = self.counters.numpy()
+        out: dict[str, float | int] = {name: int(v) for name, v in zip(COUNTERS, values, strict=True)}
+        out["dedupe_rate"] = 1.0 - out["distinct"] / out["requests"] if out["requests"] else 0.0
+        lookups = out["hits"] + out["misses"]
+        out["hit_rate"] = out["hits"] / lookups if lookups else 0.0
+        out["searched"] = out["misses"] if self._entries is not None else out["distinct"]
+        out["entries"] = int(np.count_nonzero(self._entries.state.numpy())) if self._entries is not None else 0
+        out["capacity"] = self.cache_capacity
+        return out
+
+    def reset_stats(self) -> None:
+        self.counters.zero_()
+
+    def clear(self) -> None:
+        """Empty the plan cache (counters are kept; see `reset_stats`). Call it when the domain's semantics change
+        under the planner, e.g. a new ``tables`` object, or to drop plans from an earlier scene."""
+        if self._entries is not None:
+            # The epoch keeps counting: claims and uses are compared with the current call's epoch only.
+            for arr in (self._entries.state, self._entries.used, self._entries.claim):
+                arr.zero_()
+
+    @property
+    def cache_bytes(self) -> int:
+        """Device memory the plan cache holds: keys and bookkeeping, plus the result rows once allocated."""
+        if self._entries is None:
+            return 0
+        e = self._entries
+        arrays = [e.hash, e.state, e.used, e.claim, e.states, e.goal, e.token, e.level, e.cost_bits, e.enabled]
+        return sum(a.capacity for a in arrays) + sum(a.capacity for a in self._cached.values())
+
+    # --- planning -------------------------------------------------------------------------------------------------
+    def plan(
+        self,
+        states: Any,
+        goals: Any,
+        costs: Any = None,
+        enabled: Any = None,
+        *,
+        goal_table: GoalTables | None = None,
+        agents: Any = None,
+        count: Any = None,
+        out: PlanBatch | None = None,
+        **options: Any,
+    ) -> PlanBatch:
+        """The inner planner's ``plan()`` (same arguments, same results), searching each distinct query once.
+
+        ``options`` (``max_escalated_nodes``, say) go to the inner planner unchanged.
+        """
+        wp, k, dev = self._wp, self._k, self.device
+        goal_table = goal_table or self.tables.goals
+        token = self._token(goal_table)
+
+        if isinstance(states, wp.array):
+            self._check_device_inputs(states, goals, costs, enabled, agents, count)
+            n = states.shape[0]
+            if out is None:
+                on_device = getattr(PlanBatch, "on_device", None)
+                out = (
+                    on_device(n, self.max_plan_length, dev)
+                    if on_device is not None and not dev.is_cpu
+                    else PlanBatch.empty(n, self.max_plan_length)
+                )
+            inner_in = (states, goals, costs, enabled)
+            k_states, k_goals, k_costs, k_enabled, k_agents = states, goals, costs, enabled, agents
+            k_count = count
+        else:
+            states, goals, costs, enabled, h_agents = self._host_inputs(states, goals, costs, enabled, agents)
+            n = states.shape[0]
+            if out is None:
+                out = PlanBatch.empty(n, self.max_plan_length)
+            # On the CPU device these are zero-copy views of the caller's arrays; on a GPU, copies made once.
+            k_states = self._device(states, wp.uint64)
+            k_goals = self._device(goals, wp.int32)
+            k_costs = None if costs is None else self._device(costs, wp.float32)
+            k_enabled = None if enabled is None else self._device(enabled, wp.bool)
+            k_agents = None if h_agents is None else self._device(h_agents, wp.int32)
+            k_count = self._count_array(count)
+            inner_in = (states, goals, costs, enabled) if dev.is_cpu else (k_states, k_goals, k_costs, k_enabled)
+
+        if tuple(out.status.shape) != (n,):
+            raise ValueError(f"out.status must have shape [{n}], got {tuple(out.status.shape)}")
+        rows = n if k_agents is None else int(k_agents.shape[0])
+        if rows == 0:
+            return out
+
+        # Device views of the result fields; a host batch on a GPU is mirrored and copied back at the end.
+        mirror = self._mirror(out) if not dev.is_cpu and not isinstance(out.status, wp.array) else None
+        work_out = mirror if mirror is not None else out
+        fields = self._field_views(work_out, n)
+        level = getattr(work_out, "level", None)
+
+        q = k.Queries()
+        q.states = k_states
+        q.goals = k_goals
+        q.has_costs = int(k_costs is not None)
+        q.cost_bits = self._dummy_u32 if k_costs is None else k_costs.view(wp.uint32)
+        q.has_enabled = int(k_enabled is not None)
+        q.enabled = self._dummy_u8 if k_enabled is None else k_enabled.view(wp.uint8)
+        q.has_level = int(level is not None)
+        q.level = self._dummy_i8 if level is None else self._device_view(level, wp.int8, "level")
+        q.n_actions = self.tables.n_actions
+        q.token = token
+        r = k.Requests()
+        r.agents = self._dummy_i32 if k_agents is None else k_agents
+        r.use_agents = int(k_agents is not None)
+        r.count = self._dummy_i32 if k_count is None else k_count
+        r.has_count = int(k_count is not None)
+        r.n = rows
+
+        s = self._ensure_scratch(rows)
+        # On the CPU the count is host memory: sort only the rows asked for. On a GPU, sort all (those past the
+        # count carry the largest key and stay last).
+        n_sort = rows
+        if k_count is not None and dev.is_cpu:
+            n_sort = int(np.clip(k_count.numpy()[0], 0, rows))
+        wp.launch(k.advance_epoch, dim=1, inputs=[self._epoch], device=dev)
+        self._map(k.hash_queries, rows, [q, r], [wp.uint64(self._hash_mask), s["keys"], s["order"], self._n_reps,
+                                                 self.counters])
+        if n_sort > 0:
+            wp.utils.radix_sort_pairs(s["keys"], s["order"], n_sort, 0, self.hash_bits)
+        wp.launch(k.mark_hash_runs, dim=rows, inputs=[r, s["keys"], s["run_flag"], s["head"]], device=dev)
+        wp.utils.array_scan(s["run_flag"][:rows], s["run_id"][:rows], inclusive=True)
+        wp.launch(k.record_run_starts, dim=rows, inputs=[s["run_flag"], s["run_id"], s["run_start"]], device=dev)
+        wp.launch(k.invert_order, dim=rows, inputs=[r, s["order"], s["position"]], device=dev)
+        self._map(k.find_representatives, rows, [q, r],
+                  [s["order"], s["position"], s["run_id"], s["run_start"], s["head"], s["src_row"], s["dst_row"]])
+        wp.utils.array_scan(s["head"][:rows], s["slot"][:rows], inclusive=False)
+        wp.launch(
+            k.compact_representatives, dim=rows,
+            inputs=[r, s["keys"], s["order"], s["head"], s["slot"], s["reps"], s["rep_key"], self._n_reps,
+                    self.counters], device=dev,
+        )
+
+        plan_rows, plan_count = s["reps"], self._n_reps
+        if self._entries is not None:
+            cached = self._cache_fields(fields)
+            wp.launch(
+                k.cache_lookup, dim=rows,
+                inputs=[q, self._entries, s["reps"], s["rep_key"], self._n_reps, self._epoch, s["hit_slot"],
+                        s["miss_flag"], self._n_miss, self.counters], device=dev,
+            )
+            wp.utils.array_scan(s["miss_flag"][:rows], s["miss_pos"][:rows], inclusive=False)
+            wp.launch(
+                k.compact_misses, dim=rows,
+                inputs=[s["reps"], s["rep_key"], self._n_reps, s["miss_flag"], s["miss_pos"], q, s["misses"],
+                        s["miss_key"], s["miss_level"], self._n_miss], device=dev,
+            )
+            plan_rows, plan_count = s["misses"], self._n_miss
+
+        # The search comes before anything is written to ``out``: if the planner refuses the input, ``out`` is
+        # left as it was.
+        self._plan_inner(inner_in, goal_table, plan_rows, plan_count, rows, work_out, options)
+
+        if self._entries is not None:
+            for name, view in fields.items():
+                wp.launch(k.fetch_cached, dim=rows, inputs=[s["reps"], s["hit_slot"], cached[name], view], device=dev)
+            status = self._device_view(work_out.status, wp.int8, "status")
+            wp.launch(
+                k.cache_insert, dim=rows,
+                inputs=[q, self._entries, s["misses"], s["miss_key"], s["miss_level"], self._n_miss, status,
+                        self._cacheable_bits, self._epoch, s["ins_slot"], self.counters], device=dev,
+            )
+            for name, view in fields.items():
+                wp.launch(k.store_cached, dim=rows, inputs=[s["misses"], s["ins_slot"], view, cached[name]], device=dev)
+        for view in fields.values():
+            self._map(k.copy_rows, rows, [], [s["src_row"], s["dst_row"], view])
+
+        if mirror is not None:
+            for f in dataclasses.fields(out):
+                host, dev_arr = getattr(out, f.name), getattr(mirror, f.name)
+                if host is not None and dev_arr is not None:
+                    host[...] = dev_arr.numpy()
+        return out
+
+    # --- internals -------------------------------------------------------------------------------------------------
+    def _plan_inner(
+        self, inner_in: tuple, goal_table: GoalTables, plan_rows: Any, plan_count: Any, rows: int, out: PlanBatch,
+        options: dict[str, Any],
+    ) -> None:
+        """Plan the representatives (or the cache's misses): ``plan_rows[:plan_count[0]]``."""
+        states, goals, costs, enabled = inner_in
+        if self._inner_takes_count:
+            agents, count = plan_rows[:rows], plan_count
+            if not isinstance(states, self._wp.array):  # a host call stays a host call: numpy rows
+                m = int(plan_count.numpy()[0])
+                agents, count = plan_rows.numpy()[:m], None
+        else:
+            # Without ``count`` the planner needs the number of rows on the host: free on the CPU device (host
+            # memory), one small readback on a GPU.
+            m = int(plan_count.numpy()[0])
+            agents, count = (plan_rows.numpy()[:m] if self.device.is_cpu else plan_rows[:m]), None
+        if count is None and len(agents) == 0:
+            return
+        kwargs: dict[str, Any] = dict(goal_table=goal_table, agents=agents, out=out, **options)
+        if count is not None:
+            kwargs["count"] = count
+        self.inner.plan(states, goals, costs, enabled, **kwargs)
+
+    def _map(self, kernel: Any, rows: int, before: list, after: list) -> None:
+        """Launch a kernel over rows ``0..rows-1`` that takes the first row as an argument between ``before`` and
+        ``after``: one launch on a GPU; on the CPU, large batches in chunks from a thread pool, since a CPU launch
+        is a serial loop on one core that releases the GIL."""
+        wp, dev = self._wp, self.device
+        if self._pool is None or rows < _PARALLEL_ROWS:
+            wp.launch(kernel, dim=rows, inputs=[*before, 0, *after], device=dev)
+            return
+        step = -(-rows // self._threads)
+        spans = [(first, min(step, rows - first)) for first in range(0, rows, step)]
+        futures = [
+            self._pool.submit(wp.launch, kernel, dim=span, inputs=[*before, first, *after], device=dev)
+            for first, span in spans
+        ]
+        for f in futures:
+            f.result()
+
+    def _host_inputs(self, states: Any, goals: Any, costs: Any, enabled: Any, agents: Any) -> tuple:
+        """Host inputs as contiguous arrays of the contract's dtypes, shapes checked and agent indices in range.
+
+        Values (finite costs, goal indices) are checked by the inner planner on the rows it searches, before
+        anything is written: a query that fails there was never cached, so it cannot be answered without it.
+        """
+        states = np.ascontiguousarray(states, dtype=np.uint64)
+        W, A = self.tables.n_words, self.tables.n_actions
+        if states.ndim != 2 or states.shape[1] != W:
+            raise ValueError(f"states must have shape [N, {W}], got {states.shape}")
+        n = states.shape[0]
+        goals = np.ascontiguousarray(goals, dtype=np.int32).reshape(-1)
+        if goals.shape != (n,):
+            raise ValueError(f"goals must have shape [{n}], got {goals.shape}")
+        if costs is not None:
+            costs = np.ascontiguousarray(costs, dtype=np.float32)
+            if costs.shape != (n, A):
+                raise ValueError(f"costs must have shape [{n}, {A}], got {costs.shape}")
+        if enabled is not None:
+            enabled = np.ascontiguousarray(enabled, dtype=np.bool_)
+            if enabled.shape != (n, A):
+                raise ValueError(f"enabled must have shape [{n}, {A}], got {enabled.shape}")
+        if agents is not None:
+            agents = agents.numpy() if isinstance(agents, self._wp.array) else np.asarray(agents)
+            if agents.dtype == np.bool_:
+                if agents.shape != (n,):
+                    raise ValueError(f"an agent mask must have shape [{n}], got {agents.shape}")
+                agents = np.flatnonzero(agents)
+            agents = np.ascontiguousarray(agents, dtype=np.int32).reshape(-1)
+            if len(agents) and (agents.min() < 0 or agents.max() >= n):
+                raise ValueError(f"agent indices must be in 0..{n - 1}")
+        return states, goals, costs, enabled, agents
+
+    def _token(self, goal_table: GoalTables) -> int:
+        known = self._tokens.get(id(goal_table))
+        if known is not None and known[0] is goal_table:
+            return known[1]
+        if len(self._tokens) >= _MAX_TOKENS:
+            # Tokens are never reused while entries may hold them: start over with an empty cache.
+            self._tokens = {id(self.tables.goals): (self.tables.goals, 0)}
+            self.clear()
+            if goal_table is self.tables.goals:
+                return 0
+        token = max(t for _, t in self._tokens.values()) + 1
+        self._tokens[id(goal_table)] = (goal_table, token)
+        return token
+
+    def _device(self, x: np.ndarray, dtype: Any) -> Any:
+        """A host array on the device: a zero-copy view on the CPU, a copy on a GPU."""
+        wp = self._wp
+        if dtype is wp.bool:
+            return wp.array(x.view(np.bool_), dtype=wp.bool, device=self.device, copy=not self.device.is_cpu)
+        return wp.array(x, dtype=dtype, device=self.device, copy=not self.device.is_cpu)
+
+    def _count_array(self, count: Any) -> Any:
+        wp = self._wp
+        if count is None:
+            return None
+        if isinstance(count, wp.array):
+            if count.device != self.device:
+                raise ValueError(f"count is on {count.device}, the planner on {self.device}")
+            return count
+        value = np.ascontiguousarray(count, dtype=np.int32).reshape(-1)
+        if value.shape != (1,):
+            raise ValueError(f"count must be a one-element array, got shape {value.shape}")
+        return wp.array(value, dtype=wp.int32, device=self.device)
+
+    def _device_view(self, x: Any, dtype: Any, name: str) -> Any:
+        wp = self._wp
+        if isinstance(x, wp.array):
+            if x.dtype != dtype:
+                raise ValueError(f"PlanBatch.{name} must be {dtype.__name__}, got {x.dtype.__name__}")
+            return x
+        if not self.device.is_cpu:
+            raise ValueError(f"PlanBatch.{name} is a host array but the planner runs on {self.device}")
+        return wp.array(x, dtype=dtype, device=self.device, copy=False)
+
+    def _mirror(self, out: PlanBatch) -> PlanBatch:
+        """Device copies of a host batch's fields (a GPU planner given numpy results)."""
+        wp = self._wp
+        arrays = {}
+        for f in dataclasses.fields(out):
+            x = getattr(out, f.name)
+            arrays[f.name] = None if x is None else wp.array(np.ascontiguousarray(x), device=self.device)
+        return PlanBatch(**arrays)
+
+    def _field_views(self, out: PlanBatch, n: int) -> dict[str, Any]:
+        """Each per-row field of ``out`` as a 2-D array of words on the device, one row per agent.
+
+        The word is the widest unsigned type (8, 4, 2 or 1 bytes) dividing the row, so one copy kernel per word
+        size serves every field whatever its dtype; a field a later PlanBatch gains is copied with no change here.
+        """
+        wp = self._wp
+        views: dict[str, Any] = {}
+        for f in dataclasses.fields(out):
+            x = getattr(out, f.name)
+            if x is None or len(x.shape) == 0 or x.shape[0] != n:
+                continue
+            cached = self._views.get(f.name)
+            if cached is not None and cached[0] is x:
+                views[f.name] = cached[1]
+                continue
+            arr = x if isinstance(x, wp.array) else self._host_field(x, f.name)
+            if not arr.is_contiguous:
+                raise ValueError(f"PlanBatch.{f.name} must be a contiguous array")
+            itemsize = arr.strides[-1] if len(arr.shape) > 1 else wp.types.type_size_in_bytes(arr.dtype)
+            row_bytes = int(np.prod(arr.shape[1:], dtype=np.int64)) * itemsize
+            unit = next(u for u in (8, 4, 2, 1) if row_bytes % u == 0 and arr.ptr % u == 0)
+            word = {8: wp.uint64, 4: wp.uint32, 2: wp.uint16, 1: wp.uint8}[unit]
+            view = wp.array(
+                ptr=arr.ptr, dtype=word, shape=(n, row_bytes // unit), strides=(row_bytes, unit),
+                capacity=n * row_bytes, device=arr.device,
+            )
+            self._views[f.name] = (x, view, arr)
+            views[f.name] = view
+        if "status" not in views:
+            raise ValueError("out has no status field")
+        return views
+
+    def _host_field(self, x: Any, name: str) -> Any:
+        if not isinstance(x, np.ndarray) or not x.flags.c_contiguous:
+            raise ValueError(f"PlanBatch.{name} must be a contiguous numpy or Warp array")
+        return self._wp.array(x.view(np.uint8).reshape(x.shape[0], -1), dtype=self._wp.uint8, device="cpu",
+                              copy=False)
+
+    def _cache_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """The cache's result rows, laid out like ``fields``; a batch with other fields or row sizes (a longer
+        plan buffer, say) empties the cache and lays it out anew."""
+        wp = self._wp
+        layout = {name: (v.dtype, v.shape[1]) for name, v in fields.items()}
+        if {name: (a.dtype, a.shape[1]) for name, a in self._cached.items()} != layout:
+            self.clear()
+            self._cached = {
+                name: wp.zeros((self.cache_capacity, units), dtype=dtype, device=self.device)
+                for name, (dtype, units) in layout.items()
+            }
+        return self._cached
+
+    def _cache_entries(self) -> Any:
+        wp, dev, K = self._wp, self.device, self.cache_capacity
+        e = self._k.CacheEntries()
+        e.hash = wp.zeros(K, dtype=wp.uint64, device=dev)
+        e.state = wp.zeros(K, dtype=wp.int32, device=dev)
+        e.used = wp.zeros(K, dtype=wp.int32, device=dev)
+        e.claim = wp.zeros(K, dtype=wp.int32, device=dev)
+        e.states = wp.zeros((K, self.tables.n_words), dtype=wp.uint64, device=dev)
+        e.goal = wp.zeros(K, dtype=wp.int32, device=dev)
+        e.token = wp.zeros(K, dtype=wp.int32, device=dev)
+        e.level = wp.zeros(K, dtype=wp.int8, device=dev)
+        e.cost_bits = wp.zeros((K, max(1, self.tables.n_actions)), dtype=wp.uint32, device=dev)
+        e.enabled = wp.zeros((K, max(1, self.tables.n_actions)), dtype=wp.uint8, device=dev)
+        e.capacity = K
+        e.probes = self.cache_probes
+        return e
+
+    def _ensure_scratch(self, rows: int) -> dict[str, Any]:
+        """Per-row scratch for grouping (the sort needs twice the rows), grown on demand and reused."""
+        wp, dev = self._wp, self.device
+        if rows > self._rows:
+            cap = max(rows, 2 * self._rows) if self._rows else rows
+            i32 = ("run_flag", "run_id", "run_start", "position", "head", "slot", "reps", "src_row", "dst_row",
+                   "hit_slot", "miss_flag", "miss_pos", "misses", "miss_level", "ins_slot")
+            s = {name: wp.zeros(cap, dtype=wp.int32, device=dev) for name in i32}
+            s["keys"] = wp.zeros(2 * cap, dtype=wp.uint64, device=dev)
+            s["order"] = wp.zeros(2 * cap, dtype=wp.int32, device=dev)
+            s["rep_key"] = wp.zeros(cap, dtype=wp.uint64, device=dev)
+            s["miss_key"] = wp.zeros(cap, dtype=wp.uint64, device=dev)
+            self._scratch = s
+            self._rows = cap
+        return self._scratch
+
+    def _check_device_inputs(self, states: Any, goals: Any, costs: Any, enabled: Any, agents: Any, count: Any) -> None:
+        """Shapes, dtypes and devices of inputs already on the device (values are not scanned: that would copy)."""
+        wp, W, A = self._wp, self.tables.n_words, self.tables.n_actions
+        n = states.shape[0]
+        expect = [
+            ("states", states, wp.uint64, (n, W)),
+            ("goals", goals, wp.int32, (n,)),
+            ("costs", costs, wp.float32, (n, A)),
+            ("enabled", enabled, (wp.bool, wp.uint8), (n, A)),
+            ("agents", agents, wp.int32, None),
+            ("count", count, wp.int32, (1,)),
+        ]
+        for name, x, dtype, shape in expect:
+            if x is None:
+                continue
+            if not isinstance(x, wp.array):
+                raise ValueError(f"{name} must be a Warp array when states is one, got {type(x).__name__}")
+            if x.device != self.device:
+                raise ValueError(f"{name} is on {x.device}, the planner on {self.device}")
+            dtypes = dtype if isinstance(dtype, tuple) else (dtype,)
+            if x.dtype not in dtypes:
+                raise ValueError(f"{name} must be a Warp array of {dtypes[0].__name__}, got {x.dtype.__name__}")
+            if shape is not None and tuple(x.shape) != shape:
+                raise ValueError(f"{name} must have shape {list(shape)}, got {list(x.shape)}")
+            if name == "agents" and len(x.shape) != 1:
+                raise ValueError("agents must be a 1-d array of agent indices")
+            if name in ("costs", "enabled", "states") and not x.is_contiguous:
+                raise ValueError(f"{name} must be contiguous")
+
+
+def wrap(planner: Any, dedupe: bool = True, plan_cache: int = 0, **options: Any) -> Any:
+    """``planner`` behind a `DedupingPlanner` when ``dedupe`` or a ``plan_cache`` (entries) is asked for.
+
+    The cache needs the grouping (its keys are the groups' keys), so ``plan_cache > 0`` wraps even with
+    ``dedupe=False``; ``options`` go to `DedupingPlanner`.
+    """
+    if not dedupe and not plan_cache:
+        return planner
+    return DedupingPlanner(planner, cache_capacity=int(plan_cache), **options)
