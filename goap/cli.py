@@ -88,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     from goap.bench.cli import add_arguments as add_bench_arguments
 
     add_bench_arguments(sub.add_parser("bench", help="compare planners on PDDL tasks, random domains or a world"))
+    from goap.bench.sweep import add_arguments as add_sweep_arguments
+
+    add_sweep_arguments(sub.add_parser("sweep", help="a grid of world runs (world x agents x plan budget x seed)"))
 
     try:
         from viewer.app import add_arguments as add_view_arguments  # argparse only: pygame loads when run
@@ -393,6 +396,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from goap.bench.sweep import run
+
+    return run(args)
+
+
 def cmd_view(args: argparse.Namespace) -> int:
     from viewer.app import ViewerUnavailable, run
 
@@ -410,7 +419,7 @@ def cmd_planners(args: argparse.Namespace) -> int:
 
 COMMANDS = {
     "validate": cmd_validate, "describe": cmd_describe, "solve": cmd_solve, "run": cmd_run, "bench": cmd_bench,
-    "view": cmd_view, "train": cmd_train, "planners": cmd_planners,
+    "view": cmd_view, "train": cmd_train, "planners": cmd_planners, "sweep": cmd_sweep,
 }
 
 

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from goap.bench.suite import _planner_options, build_parser, run
+from goap.bench.cli import build_parser, planner_options, run
 from tests.conftest import PDDL_DIR
 
 ROW = {"suite", "group", "problem", "planner", "status", "cost", "expanded", "seconds"}
-SUMMARY = {"suite", "group", "planner", "problems", "solved", "optimal", "mean_cost_ratio", "median_s", "p95_s",
-           "plans_per_s"}
+SUMMARY = {"suite", "group", "planner", "problems", "solved", "optimal", "valid", "invalid", "quality_score",
+           "agile_score", "mean_cost_ratio", "median_s", "p95_s", "timing"}
 
 
 def _run(*argv: str) -> int:
@@ -28,7 +28,7 @@ def _read(tmp_path):
 
 def test_pddl_suite(tmp_path):
     out = ["--json", str(tmp_path / "out.json"), "--csv", str(tmp_path / "out.csv")]
-    assert _run("--suite", "pddl", "--pddl-root", str(PDDL_DIR), "--domains", "gripper", "--tasks", "01",
+    assert _run("--suite", "pddl", "--tasks-dir", str(PDDL_DIR), "--domains", "gripper", "--tasks", "01",
                 "--planners", "reference,warp", "--device", "cpu", *out) == 0
     data, rows = _read(tmp_path)
     assert {(r["problem"], r["planner"]) for r in data["results"]} == {
@@ -37,6 +37,8 @@ def test_pddl_suite(tmp_path):
     for r in data["results"]:
         assert ROW <= set(r)
         assert r["status"] == "ok" and r["cost"] == 11 and r["optimal"] == 11 and r["suite"] == "pddl"
+        assert r["valid"] is True and len(r["plan"]) == 11 and r["plan"][0].startswith("(")
+        assert r["timing"] == "solo" and r["total_seconds"] == pytest.approx(r["seconds"] + r["ground_seconds"])
     assert len(rows) == 2 and ROW <= set(rows[0])
     assert {(r["problem"], r["planner"], r["status"]) for r in rows} == {
         ("gripper/task01", "reference", "ok"), ("gripper/task01", "warp", "ok")
@@ -45,7 +47,11 @@ def test_pddl_suite(tmp_path):
     assert SUMMARY <= set(summary["warp"])
     assert summary["warp"]["solved"] == summary["warp"]["optimal"] == 1
     assert summary["reference"]["mean_cost_ratio"] == 1.0
-    assert data["meta"]["max_nodes"] == 1_000_000 and data["meta"]["max_plan_length"] == 256
+    meta = data["meta"]
+    assert meta["max_nodes"] == 1_000_000 and meta["max_plan_length"] == 256
+    assert meta["versions"]["numpy"] and meta["host"]["cpus"] and "time_utc" in meta
+    assert meta["git"] is None or len(meta["git"]["revision"]) == 40
+    assert rows[0]["plan"].startswith("(")
     assert not list(tmp_path.glob("*.tmp"))
 
 
@@ -62,7 +68,9 @@ def test_random_suite(tmp_path):
     for i in range(20):  # the planners agree exactly (the Warp planner follows the reference node for node)
         ref, warp = by[(f"16f/{i}", "reference")], by[(f"16f/{i}", "warp")]
         assert (ref["status"], ref["cost"], ref["expanded"]) == (warp["status"], warp["cost"], warp["expanded"])
-    assert all(r["batch"] == 20 for r in data["results"] if r["planner"] == "warp")
+    # the batched planner's rows say what their time is: the batch's time over its problems, not a measurement
+    assert all(r["batch"] == 20 and r["timing"] == "batch/n" for r in data["results"] if r["planner"] == "warp")
+    assert all(r["valid"] is True for r in data["results"] if r["status"] == "ok")
     summary = {s["planner"]: s for s in data["summary"]}
     assert all(SUMMARY <= set(s) for s in summary.values())
     # the optimum of a random problem is the reference's cost: the Warp planner is judged against it,
@@ -82,10 +90,38 @@ def test_world_suite(tmp_path):
 
 def test_reference_time_limit(tmp_path):
     # gripper/task03 takes the reference far longer than 0.05 s: interrupted, reported as a timeout
-    assert _run("--suite", "pddl", "--pddl-root", str(PDDL_DIR), "--domains", "gripper", "--tasks", "task03",
+    assert _run("--suite", "pddl", "--tasks-dir", str(PDDL_DIR), "--domains", "gripper", "--tasks", "task03",
                 "--planners", "reference", "--time-limit", "0.05", "--json", str(tmp_path / "t.json")) == 0
     (row,) = json.loads((tmp_path / "t.json").read_text())["results"]
     assert row["status"] == "timeout" and row["cost"] is None and row["seconds"] < 5
+
+
+def test_solo_times_each_problem_alone(tmp_path):
+    assert _run("--suite", "random", "--facts", "16", "--problems", "6", "--planners", "warp", "--device", "cpu",
+                "--solo", "--json", str(tmp_path / "s.json")) == 0
+    rows = json.loads((tmp_path / "s.json").read_text())["results"]
+    assert len(rows) == 6 and all(r["timing"] == "solo" and r["batch"] == 1 for r in rows)
+    assert len({r["seconds"] for r in rows}) > 1  # six measurements, not one average copied six times
+
+
+def test_a_result_past_the_limit_is_a_timeout(tmp_path):
+    # A Warp search cannot be interrupted; one that ends after the limit is still a timeout (its outcome kept).
+    assert _run("--suite", "pddl", "--tasks-dir", str(PDDL_DIR), "--domains", "gripper", "--tasks", "task01",
+                "--planners", "warp", "--device", "cpu", "--time-limit", "1e-9",
+                "--json", str(tmp_path / "t.json")) == 0
+    (row,) = json.loads((tmp_path / "t.json").read_text())["results"]
+    assert row["status"] == "timeout" and row["late_status"] == "ok"
+    summary = json.loads((tmp_path / "t.json").read_text())["summary"]
+    assert summary[0]["solved"] == 0 and summary[0]["agile_score"] == 0
+
+
+def test_algorithm_option_changes_the_label(tmp_path):
+    assert _run("--suite", "random", "--facts", "16", "--problems", "4", "--planners", "warp", "--device", "cpu",
+                "--planner-option", "weight=5", "--planner-option", "chunk_size=1", "--json",
+                str(tmp_path / "w.json")) == 0
+    data = json.loads((tmp_path / "w.json").read_text())
+    assert {r["planner"] for r in data["results"]} == {"warp[weight=5]"}  # chunk_size changes no result
+    assert data["meta"]["planner_options"] == {"warp[weight=5]": {"weight": 5, "chunk_size": 1}}
 
 
 @pytest.mark.parametrize(
@@ -101,17 +137,24 @@ def test_reference_time_limit(tmp_path):
         (["--planner-option", "other:weight=2"], "not in --planners"),
         (["--suite", "random", "--facts", "16", "--problems", "2", "--planners", "warp", "--device", "cpu",
           "--planner-option", "no_such_option=1"], "does not take"),
-        (["--suite", "pddl", "--pddl-root", "/nonexistent"], "no PDDL task folder"),
+        (["--suite", "pddl", "--tasks-dir", "/nonexistent"], "no PDDL task folder"),
+        (["--planners", "warp", "--planner-option", 'chunk_size="abc"'], "chunk_size: expected a positive integer"),
+        (["--planners", "warp", "--planner-option", "max_scratch_bytes=-1"], "max_scratch_bytes: expected a positive"),
+        (["--planners", "warp", "--planner-option", "weight=0.5"], "weight: expected a finite number >= 1"),
+        (["--planners", "warp,fd-lmcut", "--suite", "random"], "external planners read PDDL files"),
+        (["--external", "x=run {domain} {problem}"], "must contain {plan}"),
+        (["--json", "/nonexistent/dir/out.json"], "no such directory"),
+        (["--planners", "warp", "--scatter", "warp,nope"], "--scatter"),
     ],
 )
 def test_bad_arguments(argv, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
-        run(build_parser().parse_args([*argv, "--quiet", *(["--pddl-root", str(PDDL_DIR)]
+        run(build_parser().parse_args([*argv, "--quiet", *(["--tasks-dir", str(PDDL_DIR)]
                                                            if "--domains" in argv else [])]))
 
 
 def test_planner_options_parse():
-    opts = _planner_options(["weight=1.5", "warp:greedy=true", "heuristic=hmax"], ["reference", "warp"])
+    opts = planner_options(["weight=1.5", "warp:greedy=true", "heuristic=hmax"], ["reference", "warp"])
     assert opts == {"reference": {"weight": 1.5, "heuristic": "hmax"},
                     "warp": {"weight": 1.5, "greedy": True, "heuristic": "hmax"}}
 

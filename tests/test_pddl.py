@@ -248,10 +248,23 @@ def test_bad_problem_files(tmp_path, what, problem, line, message):
     assert e.value.line == line, str(e.value)
 
 
-def test_zero_cost_is_refused(tmp_path):
+def test_zero_cost_actions(tmp_path, monkeypatch):
+    # The IPC optimal track's sokoban has zero-cost actions: they load with cost 0 and plan optimally, where the
+    # engine supports them; an engine that does not is named with the file, line and action.
+    from goap.pddl import grounder
+
     d, p = _write(tmp_path, domain=DOMAIN.replace("(increase (total-cost) 2)", "(increase (total-cost) 0)"))
-    with pytest.raises(PddlError, match="costs > 0"):
+    if grounder._zero_cost_supported():
+        task = load_pddl(d, p)
+        assert task.domain.actions[task.domain.action_index("light(home)")].cost == 0
+        planner = make_planner("reference", task.domain)
+        batch = planner.plan(planner.tables.pack(task.state)[None], np.array([task.goal]))
+        assert Status(int(batch.status[0])) == Status.OK and batch.cost[0] == 7  # 3 + 4 + 0
+    monkeypatch.setattr(grounder, "_ZERO_COST", False)
+    with pytest.raises(PddlError) as e:
         load_pddl(d, p)
+    assert e.value.file == str(d) and e.value.line == 15 and e.value.item == "action 'light'"
+    assert "needs costs > 0" in str(e.value)
 
 
 def test_missing_file(tmp_path):

@@ -29,17 +29,17 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from goap.domain import Domain, State
-from goap.pddl.grounder import GOAL_NAME, ground
-from goap.pddl.lifted import SUPPORTED_REQUIREMENTS, read_domain, read_problem
+from goap.pddl.grounder import GOAL_NAME, GroundingLimits, ground
+from goap.pddl.lifted import SUPPORTED_REQUIREMENTS, LiftedDomain, LiftedProblem, read_domain, read_problem
 from goap.pddl.reader import PddlError, parse_sexpr, read_file
 
 __all__ = [
-    "GOAL_NAME", "SUPPORTED_REQUIREMENTS", "PddlError", "PddlTask", "load_pddl", "optimal_costs", "parse_sexpr",
-    "pddl_tasks",
+    "GOAL_NAME", "SUPPORTED_REQUIREMENTS", "GroundingLimits", "PddlError", "PddlTask", "load_pddl", "optimal_costs",
+    "parse_sexpr", "parse_task", "pddl_tasks",
 ]
 
 
@@ -55,6 +55,7 @@ class PddlTask:
         n_facts, n_actions: the grounded sizes (after reachability and static folding).
         n_static: ground atoms of static predicates true initially (folded into the actions).
         ground_seconds: time spent parsing, grounding and compiling.
+        lifted, problem: the task before grounding, for `goap.pddl.validate` (which replays plans on it).
     """
 
     domain: Domain
@@ -66,6 +67,8 @@ class PddlTask:
     ground_seconds: float = 0.0
     domain_file: str = ""
     problem_file: str = ""
+    lifted: LiftedDomain | None = field(default=None, repr=False, compare=False)
+    problem: LiftedProblem | None = field(default=None, repr=False, compare=False)
 
     @property
     def state(self) -> State:
@@ -77,17 +80,27 @@ class PddlTask:
         return self.domain.goal_index(GOAL_NAME)
 
 
-def load_pddl(domain_path: str | Path, problem_path: str | Path, name: str | None = None) -> PddlTask:
-    """Parse, ground and compile a STRIPS domain file and problem file."""
-    t0 = time.perf_counter()
+def load_pddl(
+    domain_path: str | Path, problem_path: str | Path, name: str | None = None, limits: GroundingLimits | None = None
+) -> PddlTask:
+    """Parse, ground and compile a STRIPS domain file and problem file (bounded by ``limits``)."""
     dfile, pfile = str(domain_path), str(problem_path)
-    lifted = read_domain(read_file(dfile), dfile)
-    problem = read_problem(read_file(pfile), pfile, lifted)
-    name = name or _task_name(Path(problem_path))
-    domain, start, n_static = ground(lifted, problem, name, pfile)
+    return parse_task(read_file(dfile), read_file(pfile), name or _task_name(Path(problem_path)), dfile, pfile, limits)
+
+
+def parse_task(
+    domain_text: str, problem_text: str, name: str, domain_file: str = "domain.pddl",
+    problem_file: str = "problem.pddl", limits: GroundingLimits | None = None,
+) -> PddlTask:
+    """`load_pddl` on texts already read (a worker of a cluster gets the texts, not the paths)."""
+    t0 = time.perf_counter()
+    lifted = read_domain(domain_text, domain_file)
+    problem = read_problem(problem_text, problem_file, lifted)
+    domain, start, n_static = ground(lifted, problem, name, limits)
     return PddlTask(
         domain=domain, start=start, name=name, n_facts=len(domain.facts), n_actions=len(domain.actions),
-        n_static=n_static, ground_seconds=time.perf_counter() - t0, domain_file=dfile, problem_file=pfile,
+        n_static=n_static, ground_seconds=time.perf_counter() - t0, domain_file=domain_file,
+        problem_file=problem_file, lifted=lifted, problem=problem,
     )
 
 

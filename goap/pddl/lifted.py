@@ -6,6 +6,7 @@ and item of anything it refuses; it does not ground anything.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,8 @@ Term = int | str  # a parameter index or an object name
 
 @dataclass
 class Atom:
+    """A predicate (or function) applied to terms: parameter indices of a schema, or object names."""
+
     pred: str
     args: tuple[Term, ...]
     line: int
@@ -27,6 +30,8 @@ class Atom:
 
 @dataclass
 class Schema:
+    """An action schema: typed parameters, STRIPS preconditions and effects, and its cost term."""
+
     name: str
     params: list[tuple[str, tuple[str, ...]]]  # (variable, allowed types)
     pos: list[Atom] = field(default_factory=list)
@@ -37,10 +42,13 @@ class Schema:
     delete: list[Atom] = field(default_factory=list)
     cost: Any = None  # None (unit), a number, or Atom (a function term)
     line: int = 0
+    cost_line: int = 0  # the line of its (increase (total-cost) ...), or of the action when there is none
 
 
 @dataclass
 class LiftedDomain:
+    """A domain file read and checked, before any grounding; ``file`` is where it was read from."""
+
     name: str
     requirements: set[str]
     parents: dict[str, str | None]  # type -> parent type
@@ -48,6 +56,7 @@ class LiftedDomain:
     predicates: dict[str, tuple[tuple[str, ...], ...]]  # name -> argument types
     functions: dict[str, int]  # name -> arity
     schemas: list[Schema]
+    file: str = ""
 
 
 
@@ -75,7 +84,7 @@ def _check_requirements(r: Reader, sec: Expr) -> set[str]:
 def read_domain(text: str, file: str) -> LiftedDomain:
     r = Reader(file)
     name, sections, _ = r.define(parse_sexpr(text, file), "domain")
-    lifted = LiftedDomain(str(name), set(), {"object": None}, {}, {}, {}, [])
+    lifted = LiftedDomain(str(name), set(), {"object": None}, {}, {}, {}, [], file=file)
     for sec in sections:
         sec = r.expect_list(sec, "a domain section", sec)
         head = sec[0] if sec else None
@@ -112,10 +121,11 @@ def read_domain(text: str, file: str) -> LiftedDomain:
             raise r.fail(f"unsupported construct: {_REJECTED_SECTIONS[head]} ({head})", sec)
         else:
             raise r.fail(f"unknown or unsupported domain section {head}", sec)
-    names = [s.name for s in lifted.schemas]
+    seen: dict[str, int] = {}
     for s in lifted.schemas:
-        if names.count(s.name) > 1:
-            raise r.fail("duplicate action name", s, item=f"action '{s.name}'")
+        if s.name in seen:
+            raise r.fail(f"duplicate action name (first defined at line {seen[s.name]})", s, item=f"action '{s.name}'")
+        seen[s.name] = s.line
     return lifted
 
 
@@ -176,7 +186,8 @@ def _read_action(r: Reader, lifted: LiftedDomain, sec: Expr) -> Schema:
     if not schema.add and not schema.delete:
         raise r.fail("an action needs at least one effect", sec, item)
     if schema.cost is None and ":action-costs" in lifted.requirements:
-        schema.cost = 0.0  # IPC semantics: no increase means cost 0, which the engine refuses below
+        schema.cost = 0.0  # IPC semantics: an action that does not increase total-cost costs 0
+        schema.cost_line = sec.line
     return schema
 
 
@@ -277,11 +288,9 @@ class _Context:
         if schema.cost is not None:
             raise self.r.fail("an action may increase total-cost only once", e, self.item)
         value = e[2]
+        schema.cost_line = e.line
         if isinstance(value, Sym):
-            try:
-                schema.cost = float(value)
-            except ValueError:
-                raise self.r.fail(f"expected a number or a function term, got {show(value)}", e, self.item) from None
+            schema.cost = number(self.r, value, e, self.item, "an action cost")
             return
         value = self.r.expect_list(value, "a function term", e)
         fname = value[0] if value else None
@@ -292,9 +301,22 @@ class _Context:
         schema.cost = Atom(str(fname), tuple(self.term(x, value) for x in value[1:]), value.line)
 
 
+def number(r: Reader, x: Any, where: Any, item: str, what: str) -> float:
+    """A finite number >= 0 (a cost or a function value); PddlError at its line otherwise."""
+    try:
+        value = float(x)
+    except (TypeError, ValueError, OverflowError):
+        raise r.fail(f"{what}: expected a number, got {show(x)}", x if isinstance(x, Sym) else where, item) from None
+    if not math.isfinite(value) or value < 0:
+        raise r.fail(f"{what}: expected a finite number >= 0, got {show(x)}", where, item)
+    return value
+
+
 # --- reading the problem ---------------------------------------------------------------------------------------
 @dataclass
 class LiftedProblem:
+    """A problem file read against its lifted domain: objects, initial atoms and function values, the goal."""
+
     name: str
     objects: dict[str, str]  # object -> type (with the domain's constants)
     init: set[tuple[str, tuple[str, ...]]]
@@ -302,6 +324,8 @@ class LiftedProblem:
     goal_pos: list[Atom]
     goal_neg: list[Atom]
     goal_line: int
+    file: str = ""
+    value_lines: dict[tuple[str, tuple[str, ...]], int] = field(default_factory=dict)  # where each value is set
 
 
 def read_problem(text: str, file: str, lifted: LiftedDomain) -> LiftedProblem:
@@ -310,6 +334,7 @@ def read_problem(text: str, file: str, lifted: LiftedDomain) -> LiftedProblem:
     objects = dict(lifted.constants)
     init: set[tuple[str, tuple[str, ...]]] = set()
     values: dict[tuple[str, tuple[str, ...]], float] = {}
+    value_lines: dict[tuple[str, tuple[str, ...]], int] = {}
     goal = None
     init_expr = None
     for sec in sections:
@@ -348,10 +373,9 @@ def read_problem(text: str, file: str, lifted: LiftedDomain) -> LiftedProblem:
             f = e[1]
             if not f or f[0] not in lifted.functions or len(f) - 1 != lifted.functions[f[0]]:
                 raise r.fail(f"unknown function or wrong arity: {show(f)}", f, "init")
-            try:
-                values[(str(f[0]), tuple(str(ctx.term(x, f)) for x in f[1:]))] = float(e[2])
-            except ValueError:
-                raise r.fail(f"expected a number, got {show(e[2])}", e, "init") from None
+            key = (str(f[0]), tuple(str(ctx.term(x, f)) for x in f[1:]))
+            values[key] = number(r, e[2], e, "init", f"the value of {show(f)}")
+            value_lines[key] = e.line
             continue
         if e and e[0] == "not":
             continue  # closed world: a negated initial atom says nothing new
@@ -365,6 +389,6 @@ def read_problem(text: str, file: str, lifted: LiftedDomain) -> LiftedProblem:
         if lit and lit[0] == "=":
             raise r.fail("unsupported construct: equality in the goal", lit, "goal")
         (pos if positive else neg).append(gctx.atom(lit, goal))
-    return LiftedProblem(str(name), objects, init, values, pos, neg, goal.line)
+    return LiftedProblem(str(name), objects, init, values, pos, neg, goal.line, file=file, value_lines=value_lines)
 
 

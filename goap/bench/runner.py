@@ -1,0 +1,370 @@
+"""Running planners on problem batches: timing, limits and validation, one row of results per problem.
+
+Honest numbers, as a planning researcher reads them:
+
+* ``seconds`` is the search alone; ``ground_seconds`` the PDDL parsing and grounding of that task; their sum
+  is ``total_seconds``, what the IPC agile score and the cactus plot use. For an external planner,
+  ``total_seconds`` is the process's wall time (its own translation included). ``setup_seconds`` (compiling or
+  loading kernels, warming the scratch) is paid once per planner and batch and reported apart.
+* ``timing`` says what ``seconds`` is: ``solo`` (the problem was planned alone), ``batch/n`` (a batched planner
+  planned the whole group in one call; each row holds the call's time divided by its problems, never presented
+  as a per-problem measurement), or ``process`` (an external planner's wall time).
+* The time limit holds for every planner: the reference planner is interrupted (SIGALRM), an external planner
+  is killed, and a Warp search (one launch, which cannot be stopped) that ends after the limit is reported as
+  ``timeout`` all the same, its real outcome kept in ``late_status``.
+* Every plan, ours included, is replayed by the project's validator (`goap.pddl.validate` on the lifted PDDL
+  task; `goap.domain.Domain.replay` with the problem's costs and enabled actions otherwise). ``valid`` is True,
+  False (with ``invalid_reason``) or None (no plan); a solved row whose plan is invalid counts as unsolved.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from goap.bench.suites import PddlRecipe, ProblemBatch, Recipe
+
+SOLVED = ("ok", "satisfied")
+#: Options that change only how fast or in how much memory a planner works, not what it computes: they do not
+#: change a row's planner label. Every other option (weight, heuristic, ...) does.
+RESOURCE_OPTIONS = frozenset({
+    "chunk_size", "max_scratch_bytes", "growth", "node_ceiling", "threads", "max_escalated_nodes", "device",
+})
+_POSITIVE_INT_OPTIONS = ("chunk_size", "max_scratch_bytes", "growth", "node_ceiling", "threads",
+                         "max_escalated_nodes")
+
+
+@dataclass(frozen=True)
+class PlannerConfig:
+    """One column of a comparison: a goap planner with options, or an external planner."""
+
+    name: str  # the registry name (warp) or the external planner's name (fd-lmcut)
+    options: dict[str, Any] = field(default_factory=dict)
+    external: Any = None  # goap.bench.external.ExternalPlanner
+
+    @property
+    def label(self) -> str:
+        """``warp``, or ``warp[weight=5]`` when an option changes what the planner computes."""
+        algo = {k: v for k, v in sorted(self.options.items()) if k not in RESOURCE_OPTIONS}
+        if not algo:
+            return self.name
+        return f"{self.name}[{','.join(f'{k}={_short(v)}' for k, v in algo.items())}]"
+
+
+def _short(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every planner of a run shares."""
+
+    max_nodes: int
+    max_plan_length: int
+    time_limit: float | None = 60.0
+    memory_limit: int | None = None  # bytes, for external planners
+    device: str | None = None
+    solo: bool = False
+    keep_plans: bool = True
+
+
+def check_options(options: dict[str, Any]) -> None:
+    """Refuse resource options of the wrong type before any planner is built (``chunk_size="abc"``)."""
+    for key in _POSITIVE_INT_OPTIONS:
+        if key in options:
+            v = options[key]
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"--planner-option {key}: expected a positive integer, got {v!r}")
+    if "weight" in options:
+        w = options["weight"]
+        if isinstance(w, bool) or not isinstance(w, int | float) or not 1 <= w < math.inf:
+            raise ValueError(f"--planner-option weight: expected a finite number >= 1, got {w!r}")
+
+
+# --- one recipe, every planner -------------------------------------------------------------------------------
+def run_recipe(recipe: Recipe, planners: list[PlannerConfig], settings: Settings) -> list[dict[str, Any]]:
+    """Load one recipe (grounding it, for PDDL) and run every planner on it; rows in planner order.
+
+    A task that cannot be grounded (a bound, a deadline, an unsupported construct) gives rows with status
+    ``error`` (``timeout`` for the grounding deadline) and the message, for goap planners; external planners
+    still run on its files, and their plans are still validated on the lifted task.
+    """
+    batch: ProblemBatch | None = None
+    failure: str | None = None
+    t0 = time.perf_counter()
+    try:
+        batch = recipe.load()
+    except ValueError as e:  # PddlError is a DomainError is a ValueError
+        failure = str(e)
+    ground_failed_s = time.perf_counter() - t0
+    lifted = None
+    if isinstance(recipe, PddlRecipe):
+        try:
+            lifted = recipe.lifted() if batch is None else (batch.tasks[0].lifted, batch.tasks[0].problem)
+        except ValueError:
+            lifted = None
+    rows: list[dict[str, Any]] = []
+    for config in planners:
+        if config.external is not None:
+            rows += _run_external(config, recipe, batch, lifted, settings)
+        elif batch is None:
+            status = "timeout" if failure and "grounding took more than" in failure else "error"
+            for pid in recipe.ids:
+                rows.append(_row(recipe.suite, recipe.group, pid, config, status=status, error=failure,
+                                 ground_seconds=ground_failed_s, total_seconds=ground_failed_s, timing="solo"))
+        else:
+            rows += _run_internal(config, batch, lifted, settings)
+    _fill_optimal(rows, recipe, batch)
+    return rows
+
+
+def _row(suite: str, group: str, problem: str, config: PlannerConfig, **values: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "suite": suite, "group": group, "problem": problem, "planner": config.label, "planner_name": config.name,
+        "status": "error", "cost": None, "length": None, "expanded": None, "seconds": None, "ground_seconds": 0.0,
+        "total_seconds": None, "setup_seconds": 0.0, "timing": None, "batch": 1, "valid": None,
+        "invalid_reason": None, "late_status": None, "error": None, "plan": None,
+    }
+    row.update(values)
+    return row
+
+
+# --- goap planners -------------------------------------------------------------------------------------------
+def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, settings: Settings
+                  ) -> list[dict[str, Any]]:
+    from goap.planners import make_planner
+    from goap.planners.base import Status
+
+    n = len(batch)
+    serial = config.name == "reference"
+    kwargs = dict(config.options, max_nodes=settings.max_nodes, max_plan_length=settings.max_plan_length)
+    if not serial:
+        kwargs["device"] = settings.device
+        if (n < 16 or settings.solo) and "chunk_size" not in kwargs and _accepts(config.name, "chunk_size"):
+            kwargs["chunk_size"] = 1  # on the CPU: scratch for 1 agent per thread, not 16
+    t0 = time.perf_counter()
+    try:
+        planner = make_planner(config.name, batch.tables, **kwargs)
+    except TypeError as e:
+        raise ValueError(f"planner '{config.name}' does not take these options {sorted(config.options)}: {e}") from None
+    ground = float(batch.info.get("ground_seconds", 0.0))
+    limit = settings.time_limit
+    results: list[tuple[int, float, Any]] = []  # (problem index, seconds, PlanBatch row index or None)
+    try:
+        if hasattr(planner, "load"):
+            planner.load()  # compile or load the kernels before the clock starts
+        warm = None if serial else _satisfied_states(batch)
+        if warm is not None:  # allocate the search scratch before the clock starts, on searches that end at once
+            planner.plan(warm, batch.goals, batch.costs, batch.enabled)
+        setup = time.perf_counter() - t0
+        if serial or settings.solo or n == 1:
+            for i in range(n):
+                left = None if limit is None else max(1e-3, limit - ground)
+                res, seconds = _timed(planner, batch, np.array([i]), left if serial else None)
+                results.append((i, seconds, None if res is None else (res, 0)))
+            timing = "solo"
+        else:
+            res, seconds = _timed(planner, batch, np.arange(n), None)
+            results += [(i, seconds / n, (res, i)) for i in range(n)]
+            timing = "batch/n"
+    finally:
+        close = getattr(planner, "close", None)
+        if callable(close):
+            close()
+
+    rows = []
+    for i, seconds, found in results:
+        row = _row(batch.suite, batch.group, batch.ids[i], config, **batch.info)
+        row.update(seconds=seconds, ground_seconds=ground, total_seconds=ground + seconds, setup_seconds=setup,
+                   timing=timing, batch=1 if timing == "solo" else n)
+        if found is None:
+            row["status"] = "timeout"
+        else:
+            res, j = found
+            status = Status(int(res.status[j]))
+            cost = float(res.cost[j])
+            row.update(status=status.label, cost=None if math.isnan(cost) else cost,
+                       expanded=int(res.expanded[j]))
+            if status in (Status.OK, Status.SATISFIED):
+                plan = [int(a) for a in res.plan(j)]
+                row["length"] = len(plan)
+                _validate_internal(row, batch, i, plan, lifted)
+            elif status == Status.TOO_LONG:
+                row["length"] = int(res.length[j])
+            if limit is not None and row["total_seconds"] > limit:
+                row["late_status"], row["status"] = row["status"], "timeout"
+        rows.append(row)
+    return rows
+
+
+def _validate_internal(row: dict[str, Any], batch: ProblemBatch, i: int, plan: list[int], lifted: Any) -> None:
+    """Replay a goap plan: on the lifted PDDL task when there is one, else on the goap domain."""
+    from goap.pddl.validate import goap_step, same_cost, step_text, validate_plan
+
+    domain = batch.tables.domain
+    names = [domain.actions[a].name for a in plan]
+    if lifted is not None:
+        steps = [goap_step(nm) for nm in names]
+        row["plan"] = [step_text(s) for s in steps]
+        check = validate_plan(lifted[0], lifted[1], steps)
+        valid, reason, cost = check.valid, check.error, check.cost
+    else:
+        row["plan"] = names
+        valid, reason, cost = _replay_goap(batch, i, plan)
+    if valid and not same_cost(cost, row["cost"]):
+        valid, reason = False, f"the planner says cost {row['cost']:g}, the plan costs {cost:g}"
+    row["valid"], row["invalid_reason"] = valid, reason
+
+
+def _replay_goap(batch: ProblemBatch, i: int, plan: list[int]) -> tuple[bool, str | None, float | None]:
+    tables = batch.tables
+    domain = tables.domain
+    state = tables.unpack(batch.states[i])
+    costs = tables.cost if batch.costs is None else batch.costs[i]
+    cost = 0.0
+    for k, a in enumerate(plan, start=1):
+        if batch.enabled is not None and not bool(batch.enabled[i, a]):
+            return False, f"step {k} '{domain.actions[a].name}' is switched off for this problem", None
+        if not domain.is_applicable(state, domain.actions[a]):
+            return False, f"step {k} '{domain.actions[a].name}' is not applicable", None
+        state = domain.apply(state, domain.actions[a])
+        cost += float(costs[a])
+    goal = tables.goals.goals[int(batch.goals[i])]
+    if not domain.satisfies(state, goal.want):
+        return False, f"the goal '{goal.name}' does not hold at the end", None
+    return True, None, cost
+
+
+def _accepts(name: str, option: str) -> bool:
+    """Whether the registered planner's constructor takes ``option``."""
+    import importlib
+    import inspect
+
+    from goap.planners.base import PLANNERS
+
+    module, cls = PLANNERS[name].split(":")
+    try:
+        params = inspect.signature(getattr(importlib.import_module(module), cls)).parameters
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return False
+    return option in params
+
+
+def _satisfied_states(p: ProblemBatch) -> np.ndarray | None:
+    """States where each problem's goal already holds (a warm-up that ends at once), or None if one is not found."""
+    tables = p.tables
+    domain = tables.domain
+    goals = tables.goals.goals
+    out = {}
+    for g in {int(x) for x in p.goals}:
+        values = list(domain.default_state())
+        for c in goals[g].want:
+            f = domain.fact_index(c.fact)
+            fact = domain.facts[f]
+            pick = {"==": c.value, "<=": c.value, ">=": c.value, "<": c.value - 1, ">": c.value + 1}.get(c.op)
+            if pick is None:  # "!="
+                pick = fact.min if c.value != fact.min else fact.max
+            values[f] = min(max(pick, fact.min), fact.max)
+        if not domain.satisfies(tuple(values), goals[g].want):
+            return None
+        out[g] = tables.pack(tuple(values))
+    return np.stack([out[int(g)] for g in p.goals]) if len(p.goals) else None
+
+
+def _timed(planner: Any, p: ProblemBatch, rows: np.ndarray, limit: float | None) -> tuple[Any, float]:
+    """One planning call on ``rows``; (None, seconds) when ``limit`` (SIGALRM) interrupted it."""
+    costs = None if p.costs is None else p.costs[rows]
+    enabled = None if p.enabled is None else p.enabled[rows]
+    t0 = time.perf_counter()
+    try:
+        with _deadline(limit):
+            batch = planner.plan(p.states[rows], p.goals[rows], costs, enabled)
+    except _TimeUp:
+        return None, time.perf_counter() - t0
+    return batch, time.perf_counter() - t0
+
+
+class _TimeUp(Exception):
+    pass
+
+
+def can_interrupt() -> bool:
+    """Whether SIGALRM can interrupt the reference planner here (the main thread of a POSIX process)."""
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+@contextmanager
+def _deadline(seconds: float | None) -> Iterator[None]:
+    """Raise _TimeUp in this (main) thread after ``seconds``; a no-op where SIGALRM cannot be used (a result past
+    the limit is still a timeout: the caller compares the time)."""
+    if not seconds or not can_interrupt():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise _TimeUp
+
+    old = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+# --- external planners ---------------------------------------------------------------------------------------
+def _run_external(config: PlannerConfig, recipe: Recipe, batch: ProblemBatch | None, lifted: Any,
+                  settings: Settings) -> list[dict[str, Any]]:
+    from goap.bench.external import DEFAULT_MEMORY_LIMIT, run_external
+    from goap.pddl.validate import step_text, validate_plan
+
+    if not isinstance(recipe, PddlRecipe):
+        raise ValueError(f"planner '{config.name}' reads PDDL files: it runs on --suite pddl only")
+    res = run_external(config.external, recipe.domain_text, recipe.problem_text, settings.time_limit,
+                       settings.memory_limit or DEFAULT_MEMORY_LIMIT)
+    info = dict(batch.info) if batch is not None else {}
+    info.pop("ground_seconds", None)
+    row = _row(recipe.suite, recipe.group, recipe.name, config, **info)
+    row.update(status=res.status, seconds=res.seconds, total_seconds=res.seconds, timing="process",
+               expanded=res.expanded, error=res.error)
+    if res.plan is not None:
+        row["plan"] = [step_text(s) for s in res.plan]
+        row["length"] = len(res.plan)
+        if lifted is None:
+            row["valid"], row["invalid_reason"] = None, "the task could not be read to check the plan"
+        else:
+            check = validate_plan(lifted[0], lifted[1], res.plan)
+            row["valid"], row["invalid_reason"] = check.valid, check.error
+            row["cost"] = check.cost
+        row["status"] = "ok" if res.plan or row["valid"] is False else "satisfied"
+    return [row]
+
+
+# --- optima --------------------------------------------------------------------------------------------------
+def _fill_optimal(rows: list[dict[str, Any]], recipe: Recipe, batch: ProblemBatch | None) -> None:
+    """The known optimum of each problem: the suite's own, else the reference planner's valid cost (the
+    reference, an optimal A*, is never judged against itself)."""
+    known = dict(zip(recipe.ids, (batch.optimal if batch is not None and batch.optimal else None)
+                     or [getattr(recipe, "optimum", None)] * len(recipe.ids), strict=True))
+    reference = {r["problem"]: r["cost"] for r in rows
+                 if r["planner"] == "reference" and r["status"] in SOLVED and r["valid"] is not False}
+    for r in rows:
+        opt, source = known.get(r["problem"]), "suite"
+        if opt is None and r["problem"] in reference and r["planner"] != "reference":
+            opt, source = reference[r["problem"]], "reference"
+        r["optimal"] = opt
+        r["optimal_source"] = source if opt is not None else None
+
+
+def solved(row: dict[str, Any]) -> bool:
+    """Solved within the limit with a plan the validator accepted (or no plan needed)."""
+    return row["status"] in SOLVED and row.get("valid") is not False
