@@ -265,3 +265,13 @@ def test_goap_command_imports_custom_worlds_from_the_working_directory(tmp_path)
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     assert "lamps_lit" in res.stdout
+
+
+def test_goap_bench_world_suite_takes_a_custom_world(capsys):
+    rc = main(["bench", "--suite", "world:tests.custom_world:LampWorld", "--planners", "reference",
+               "--agents", "40", "--ticks", "15"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "world:tests.custom_world:LampWorld" in out
+    assert main(["bench", "--suite", "world:tests.custom_world:NotAWorld", "--planners", "reference"]) == 1
+    assert "NotAWorld is not a World" in capsys.readouterr().err

@@ -496,3 +496,22 @@ def test_custom_world_agents_drawn_where_they_are(pg):
         assert (snap.action >= 0).any()
     finally:
         app.close()
+
+
+def test_inspector_lists_the_agents_last_events():
+    brain = _brain("village", n=200)
+    for _ in range(40):  # until some agents finish an action in the same tick
+        brain.tick()
+        finished = brain.events.agents("action_finished")
+        if len(finished) >= 3:
+            break
+    started = set(brain.events.agents("action_started").tolist())
+    assert len(finished)
+    for i in finished[:10]:
+        line = [t for t, _ in inspector_lines(brain, brain.world, int(i)) if t.startswith("Events: ")]
+        names = line[0][len("Events: "):].split(", ")
+        assert "action_finished" in names
+        assert ("action_started" in names) == (int(i) in started)
+    quiet = np.flatnonzero(brain.event_bits.numpy() == 0)
+    if len(quiet):
+        assert not any(t.startswith("Events") for t, _ in inspector_lines(brain, brain.world, int(quiet[0])))

@@ -67,6 +67,7 @@ class Simulation:
         self._tick_ms = 0.0
         self._times: deque[float] = deque(maxlen=64)
         self.error: BaseException | None = None
+        self.snapshot_ms = 0.0  # what building the last snapshot took (the viewer's own cost per tick)
         self._snap = self._build()
 
     # --- control (any thread) -------------------------------------------------------------------------------
@@ -138,7 +139,9 @@ class Simulation:
         return self._stats
 
     def refresh(self) -> None:
+        t = time.perf_counter()
         snap = self._build()
+        self.snapshot_ms = (time.perf_counter() - t) * 1000.0
         with self._lock:
             self._snap = snap
             self._dirty = False
