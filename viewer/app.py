@@ -135,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{head}: draw {draw.mean():.2f} ms per frame, p95 {np.percentile(total, 95):.2f} ms; "
                   f"the simulation ran on its own thread at {rate:.1f} ticks/s")
         else:
+            snap = np.array(app.snapshot_times[warm:])
             print(f"{head}: sim {sim.mean():.2f} ms (tick {sim.mean() - snap.mean():.2f} + snapshot "
                   f"{snap.mean():.2f}) + draw {draw.mean():.2f} ms per frame, "
                   f"p95 frame {np.percentile(total, 95):.2f} ms")
