@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     v = sub.add_parser("validate", help="check a domain file; warn about goals and actions that can never happen")
-    v.add_argument("domain", help="a .toml or .json domain file")
+    v.add_argument("domain", help="a .toml or .json domain file, or a PDDL domain.pddl")
+    v.add_argument("problem", nargs="?", help="with a PDDL domain: its problem file (the task is grounded)")
     v.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
 
     d = sub.add_parser("describe", help="facts with their bit layout, actions and goals, as tables")
@@ -58,8 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--max-plan-length", type=positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
 
     s = sub.add_parser("solve", help="plan a batch of problems from a JSON-lines file; one result line each")
-    s.add_argument("domain")
-    s.add_argument("--problems", required=True, help="JSON lines: {id, start: {fact: value}, goal: name | {...}}")
+    s.add_argument("domain", help="a .toml or .json domain file, or a PDDL domain.pddl")
+    s.add_argument("problem", nargs="?", help="with a PDDL domain: its problem file (one task, planned and checked)")
+    s.add_argument("--problems", help="JSON lines: {id, start: {fact: value}, goal: name | {...}} (goap domains)")
+    s.add_argument("--plan-file", metavar="FILE", help="PDDL: also write the plan in the IPC form")
     s.add_argument("--planner", default="reference", choices=sorted(PLANNERS), help="default: reference")
     s.add_argument("--device", default=None, help="Warp device for Warp planners (cpu, cuda:0); default: Warp's")
     s.add_argument("--max-nodes", type=positive_int, default=DEFAULT_MAX_NODES, help="states one search may store")
@@ -150,7 +153,11 @@ def _detach_stdout() -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     from goap.analysis import check_domain
     from goap.encoding import encode
+    from goap.pddl import commands as pddl_commands
 
+    if pddl_commands.is_pddl(args.domain):
+        return pddl_commands.validate(args)
+    _no_second_file(args)
     domain = load_domain(args.domain)
     tables = encode(domain)
     report = check_domain(domain)
@@ -205,11 +212,22 @@ def cmd_describe(args: argparse.Namespace) -> int:
     return 0
 
 
+def _no_second_file(args: argparse.Namespace) -> None:
+    if getattr(args, "problem", None):
+        raise CliError(f"{args.problem}: a second file is for a PDDL domain only (DOMAIN.pddl PROBLEM.pddl)")
+    if args.command == "solve" and not args.problems:
+        raise CliError("solve needs --problems FILE (JSON lines), or a PDDL pair: goap solve DOMAIN.pddl PROBLEM.pddl")
+
+
 def cmd_solve(args: argparse.Namespace) -> int:
     from goap.encoding import encode
+    from goap.pddl import commands as pddl_commands
     from goap.planners import make_planner
     from goap.problems import load_problems, result_rows
 
+    if pddl_commands.is_pddl(args.domain):
+        return pddl_commands.solve(args)
+    _no_second_file(args)
     domain = load_domain(args.domain)
     tables = encode(domain)
     problems = load_problems(args.problems, tables)
