@@ -133,9 +133,10 @@ class OutcomeLog:
         if path.is_dir():
             raise ValueError(f"{path}: is a directory, not an outcome log")
         try:
-            with np.load(path, allow_pickle=False) as data:
-                if not isinstance(data, np.lib.npyio.NpzFile):
-                    raise ValueError("not an .npz archive")
+            data = np.load(path, allow_pickle=False)
+            if not isinstance(data, np.lib.npyio.NpzFile):  # a lone .npy array
+                raise ValueError("not an .npz archive")
+            with data:
                 arrays = {k: data[k] for k in data.files}
         except FileNotFoundError:
             raise ValueError(f"{path}: no such file") from None
@@ -163,11 +164,14 @@ class OutcomeLog:
                     f"got shape {list(a.shape)})"
                 )
             if a.dtype.kind not in "biuf" or (np.dtype(dtype).kind in "iu" and a.dtype.kind == "f"):
-                raise ValueError(f"{path}: damaged outcome log (column '{name}' holds {a.dtype}, expected {dtype})")
+                expected = np.dtype(dtype).name
+                raise ValueError(f"{path}: damaged outcome log (column '{name}' holds {a.dtype}, expected {expected})")
             if a.dtype.kind in "iu" and len(a):
                 info = np.iinfo(dtype)
                 if a.min() < info.min or a.max() > info.max:
-                    raise ValueError(f"{path}: damaged outcome log (column '{name}' holds values outside {dtype})")
+                    raise ValueError(
+                        f"{path}: damaged outcome log (column '{name}' holds values outside {np.dtype(dtype).name})"
+                    )
         log = cls(str(arrays["domain_name"]), str(arrays["fingerprint"]), states.shape[1])
         log.add({"states": states, **{k: arrays[k].astype(t) for k, t in COLUMNS.items()}})
         return log

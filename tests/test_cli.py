@@ -137,7 +137,7 @@ def test_validate_ok_and_warnings(capsys, files):
 
 def test_validate_bad_domain(capsys, tmp_path):
     bad = tmp_path / "bad.toml"
-    bad.write_text(DOMAIN.replace("cost = 2", "cost = 0"))
+    bad.write_text(DOMAIN.replace("cost = 2", "cost = -2"))
     code, out, err = run(capsys, "validate", bad)
     line = DOMAIN.splitlines().index("cost = 2") + 1
     assert code == 1 and f"{bad}:{line}: action 'load': cost must be" in err

@@ -246,24 +246,24 @@ def test_selector_picks_the_best_scored_eligible_goal():
     selector = UtilitySelector(hand_model(domain, [-3.0, -1.0, 4.0]), domain, keep_predictions=True)
     plain = Brain(domain, 4, planner="reference")
     plain.tick()
-    assert (plain.goal == ga).all()  # by priority alone
+    assert (plain.goal.numpy() == ga).all()  # by priority alone
 
     brain = Brain(domain, 4, planner="reference", goal_scorer=selector)
     t = brain.tables
-    brain.states[1] = t.pack({"c": True})  # gc already holds: never picked
-    brain.cooldown_until[2, gc] = 100  # gc cooling down: never picked
-    brain.priorities[3, gc] = 0.0  # gc switched off for agent 3: never picked
+    brain.states.numpy()[1] = t.pack({"c": True})  # gc already holds: never picked
+    brain.cooldown_until.numpy()[2, gc] = 100  # gc cooling down: never picked
+    brain.priorities.numpy()[3, gc] = 0.0  # gc switched off for agent 3: never picked
     brain.tick()
-    assert brain.goal.tolist() == [gc, gb, gb, gb]
+    assert brain.goal.numpy().tolist() == [gc, gb, gb, gb]
     scores = selector.last["score"]
     assert scores.shape == (4, 3)
     np.testing.assert_allclose(selector.last["p_feasible"][0], 1 / (1 + np.exp(-np.array([-3.0, -1.0, 4.0]))),
                                rtol=1e-5)
     assert np.argmax(scores[0]) == gc
     # once every goal holds nobody picks anything, however the model scores it
-    brain.states[:] = t.pack({"a": True, "b": True, "c": True})
+    brain.states.numpy()[:] = t.pack({"a": True, "b": True, "c": True})
     brain.tick()
-    assert (brain.goal == -1).all()
+    assert (brain.goal.numpy() == -1).all()
 
 
 def test_selector_weights_and_cache():
@@ -273,13 +273,13 @@ def test_selector_weights_and_cache():
         model.head.bias[2] = 1.0  # value = 1 for every goal (value_std 1, value_mean 0)
     brain = Brain(domain, 3, planner="reference")
     plain = UtilitySelector(model, domain, alpha=0.0, beta=0.0, gamma=0.0)
-    np.testing.assert_allclose(plain(brain), brain.priorities)  # all weights 0: the priorities
+    np.testing.assert_allclose(plain(brain), brain.priorities.numpy())  # all weights 0: the priorities
     sel = UtilitySelector(model, domain, alpha=2.0, beta=0.5, gamma=0.0)
-    np.testing.assert_allclose(sel(brain), brain.priorities * 0.25 + 0.5, rtol=1e-6)
+    np.testing.assert_allclose(sel(brain), brain.priorities.numpy() * 0.25 + 0.5, rtol=1e-6)
     assert sel.rows_predicted == 3
     sel(brain)
     assert sel.rows_predicted == 3  # nothing changed: nothing recomputed
-    brain.states[1] = brain.tables.pack({"a": True})
+    brain.states.numpy()[1] = brain.tables.pack({"a": True})
     sel(brain)
     assert sel.rows_predicted == 4
     with pytest.raises(ValueError, match="beta must be"):

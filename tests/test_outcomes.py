@@ -19,7 +19,7 @@ def make(n=12, **kw):
 
 def test_every_planning_call_is_logged_with_what_followed():
     brain, world = make(cooldown_ticks=3)
-    brain.enabled[0, :] = False  # agent 0 can never plan: its rows are failures
+    brain.enabled.numpy()[0, :] = False  # agent 0 can never plan: its rows are failures
     log = brain.record_outcomes()
     for _ in range(16):
         brain.tick()
@@ -67,19 +67,19 @@ def test_goal_scorer_replaces_priorities_but_not_eligibility():
     eat, home = domain.goal_index("eat"), domain.goal_index("be_home")
 
     def prefer_home(brain):
-        scores = brain.priorities.copy()
+        scores = brain.priorities.numpy().copy()
         scores[:, home] = 100.0
         return scores
 
     brain, _ = make(4, goal_scorer=prefer_home)
     brain.tick()
     # be_home already holds at the start, so it is never picked however high it scores.
-    assert (brain.goal == eat).all()
-    values = brain.tables.unpack_states(brain.states)
+    assert (brain.goal.numpy() == eat).all()
+    values = brain.tables.unpack_states(brain.states.numpy())
     values[:, domain.fact_index("at")] = 1  # everyone in the field: be_home is now open and scores highest
-    brain.states[:] = brain.tables.pack_states(values)
+    brain.states.numpy()[:] = brain.tables.pack_states(values)
     brain.tick()
-    assert (brain.goal == home).all()
+    assert (brain.goal.numpy() == home).all()
     brain.goal_scorer = lambda b: np.zeros((3, 3), np.float32)
     with pytest.raises(ValueError, match="goal_scorer returned shape"):
         brain.tick()

@@ -152,8 +152,13 @@ class UtilitySelector:
         return out
 
     def __call__(self, brain: Brain) -> np.ndarray:
-        return self.scores(brain.states, brain.priorities)
+        return self.scores(_host(brain.states), _host(brain.priorities))
 
     def __repr__(self) -> str:
         return (f"UtilitySelector(domain={self.model.domain_name!r}, alpha={self.alpha}, beta={self.beta}, "
                 f"gamma={self.gamma}, device={str(self.device)!r})")
+
+
+def _host(a: Any) -> np.ndarray:
+    """A brain array as numpy: a Warp array's host view (zero-copy on the CPU device), else ``np.asarray``."""
+    return a if isinstance(a, np.ndarray) else (a.numpy() if hasattr(a, "numpy") else np.asarray(a))

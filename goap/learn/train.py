@@ -240,7 +240,13 @@ def train(
                 )
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            opt.step()
+            try:
+                opt.step()
+            except RuntimeError as e:  # Adam's own arithmetic overflowing (lr near float32's limit)
+                raise ValueError(
+                    f"training diverged at epoch {epoch + 1}, minibatch {batches + 1} (lr {lr:g}): {e}; "
+                    "nothing was written: try a smaller --lr"
+                ) from None
             total += value
             batches += 1
         losses.append(total / max(batches, 1))
