@@ -63,6 +63,8 @@ def to_host(a: Any, copy: bool = False) -> np.ndarray:
 def to_host_row(a: Any, i: int) -> np.ndarray:
     """Row ``i`` of a per-agent array as numpy; from CUDA only that row crosses to the host."""
     if not isinstance(a, np.ndarray) and callable(getattr(a, "numpy", None)) and hasattr(a, "device"):
+        if str(a.device) == "cpu":  # a zero-copy view costs less than a sliced array object
+            return np.array(a.numpy()[i], copy=True)
         return np.array(a[i : i + 1].numpy()[0], copy=True)
     return np.array(np.asarray(a)[i], copy=True)
 
@@ -77,6 +79,12 @@ class SiteGroup:
     shape: str
     size: float = 0.7  # in world units (cells); the renderer clamps it to a few pixels
     letter: str = ""  # drawn on the icon when it is large enough
+
+    def __post_init__(self) -> None:
+        pts = to_host(self.points).astype(np.float32, copy=False)
+        if pts.size and pts.shape[-1] != 2:
+            raise ValueError(f"site group '{self.label}': points must be [K, 2] (x, y), got shape {pts.shape}")
+        self.points = pts.reshape(-1, 2)  # [K, 1, 2] and the like, as a world's tables often come, flattened
 
 
 @dataclass(frozen=True)

@@ -515,3 +515,32 @@ def test_inspector_lists_the_agents_last_events():
     quiet = np.flatnonzero(brain.event_bits.numpy() == 0)
     if len(quiet):
         assert not any(t.startswith("Events") for t, _ in inspector_lines(brain, brain.world, int(quiet[0])))
+
+
+class _FakeDeviceArray:
+    """Stands in for a CUDA Warp array: ``.numpy()`` is a device-to-host copy, counted in elements."""
+
+    def __init__(self, data: np.ndarray, copied: list[int]):
+        self.data, self.copied, self.device = data, copied, "cuda:0"
+        self.shape = data.shape
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __getitem__(self, key):
+        return _FakeDeviceArray(self.data[key], self.copied)
+
+    def numpy(self) -> np.ndarray:
+        self.copied.append(self.data.size)
+        return self.data.copy()
+
+
+def test_to_host_from_a_device_copies_only_what_is_read():
+    from goap.worldview import to_host, to_host_row
+
+    copied: list[int] = []
+    a = _FakeDeviceArray(np.arange(4000, dtype=np.int32).reshape(1000, 4), copied)
+    np.testing.assert_array_equal(to_host_row(a, 7), [28, 29, 30, 31])
+    assert copied == [4]  # one row crossed, not the array
+    full = to_host(a, copy=True)
+    assert copied == [4, 4000] and full.shape == (1000, 4)  # one copy, not a copy of a copy

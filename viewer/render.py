@@ -492,16 +492,21 @@ class Renderer:
                 for offsets, colour in ((ring, edge), (core, IDLE)):
                     for dx, dy in offsets:
                         screen.set_at((x + 5 + int(dx), y + lh // 2 + int(dy)), colour)
-                label = self._fit(f"team {t}: {shape}, outlined", self.small, rect.right - 10 - (x + 15))
+                label = self._fit(f"team {t}: {shape}s", self.small, rect.right - 10 - (x + 15))
                 screen.blit(self.text(label, TEXT, self.small), (x + 15, y))
                 y += lh
             y += 6
         if self.sites and y + 2 * lh <= rect.bottom:
             screen.blit(self.text("Sites", STYLE_COLOURS["header"], self.small), (x, y))
             y += lh + 2
+            shown: set[tuple[str, tuple[int, int, int], str]] = set()
             for group in self.sites:
                 if y + lh > rect.bottom:
                     break
+                key = (group.label, tuple(group.colour), group.shape)
+                if key in shown:  # a world may give one kind of site as several groups: list it once
+                    continue
+                shown.add(key)
                 icon = self.stamp(group, 13 if group.letter else 11)
                 screen.blit(icon, (x - 1, y + (lh - icon.get_height()) // 2))
                 label = self._fit(group.label, self.small, rect.right - 10 - (x + 15))
