@@ -196,3 +196,22 @@ def test_selector_comparison_on_a_world(tmp_path):
 def test_selector_comparison_bad_arguments(argv, message):
     with pytest.raises(ValueError, match=message):
         _run(*argv, "--agents", "5", "--ticks", "1", "--device", "cpu")
+
+
+def test_ray_missing_is_a_clear_error(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    with pytest.raises(ValueError, match=r'--ray needs Ray: pip install -e "\.\[scale\]"'):
+        _run("--suite", "random", "--facts", "16", "--problems", "2", "--planners", "reference", "--ray")
+
+
+def test_subcommand_modules_do_not_import_the_cli():
+    import subprocess
+    import sys
+
+    code = ("import sys, goap.bench.cli, goap.bench.sweep, goap.bench.runner, goap.bench.report, goap.pddl.commands; "
+            "assert 'goap.cli' not in sys.modules, 'goap.cli imported'")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).returncode == 0
+    out = subprocess.run([sys.executable, "-m", "goap.bench", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and "--tasks-dir" in out.stdout
