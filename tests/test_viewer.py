@@ -544,3 +544,29 @@ def test_to_host_from_a_device_copies_only_what_is_read():
     assert copied == [4]  # one row crossed, not the array
     full = to_host(a, copy=True)
     assert copied == [4, 4000] and full.shape == (1000, 4)  # one copy, not a copy of a copy
+
+
+def test_threaded_sim_builds_a_snapshot_per_frame_not_per_tick():
+    from tests.custom_world import LampWorld
+    from viewer.sim import Simulation
+    from viewer.worlds import make_view
+
+    world = LampWorld()
+    brain = Brain(world.domain, 50, world=world, planner="reference", seed=2)
+    sim = Simulation(brain, make_view(world), ticks_per_second=0.0, threaded=True)  # as fast as it goes
+    sim.start()
+    try:
+        frames, last = 10, -1
+        for _ in range(frames):
+            time.sleep(0.05)
+            snap = sim.snapshot()
+            assert snap.tick >= last  # never goes back
+            last = snap.tick
+        time.sleep(0.05)
+        built, ticks = sim.snapshots_built, brain.tick_count
+    finally:
+        sim.stop()
+    assert sim.error is None
+    assert built <= frames + 2  # one for the start, one per frame taken, one in flight
+    assert ticks > built
+    assert sim.snapshot().tick >= last

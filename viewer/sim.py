@@ -4,6 +4,7 @@ Drawing never touches the Brain: after every tick (or on request while paused) t
 copies the few arrays a frame needs into a `Snapshot` and swaps it in under a lock. The window thread only
 takes the latest snapshot, so a slow tick (a big planning batch) never blocks a frame, and a frame never sees
 a half-updated tick. In synchronous mode (headless, tests) the caller ticks with `Simulation.step` instead.
+With the thread, a snapshot is built only after the window took the previous one, so at most one per frame.
 
 A snapshot holds only what a frame draws: per agent the position, the current action and the world's drawing
 arrays (team, alive); the selected agent's panel; the score. Brain arrays are read through
@@ -60,6 +61,8 @@ class Simulation:
         self._wake = threading.Condition(self._lock)
         self._steps = 0  # single steps requested while paused
         self._dirty = False  # a new snapshot is wanted (selection changed while paused)
+        self._taken = True  # the window took the latest snapshot: the next tick's is worth building
+        self._stale = False  # ticks ran since the latest snapshot (built only once the window took the last)
         self._stop = False
         self._busy = False  # the thread is inside a tick or a snapshot
         self._thread: threading.Thread | None = None
@@ -68,6 +71,7 @@ class Simulation:
         self._times: deque[float] = deque(maxlen=64)
         self.error: BaseException | None = None
         self.snapshot_ms = 0.0  # what building the last snapshot took (the viewer's own cost per tick)
+        self.snapshots_built = 0
         self._snap = self._build()
 
     # --- control (any thread) -------------------------------------------------------------------------------
@@ -113,8 +117,16 @@ class Simulation:
             self._wake.notify_all()
 
     def snapshot(self) -> Snapshot:
-        """The latest published snapshot (never waits for a tick)."""
-        with self._lock:
+        """The latest published snapshot (never waits for a tick).
+
+        Taking it tells the simulation thread that the next snapshot will be drawn: snapshots are built at most
+        once per frame, not once per tick, so a simulation running faster than the frame rate does not pay for
+        copies nobody sees (the frame shows the first tick boundary after the previous frame).
+        """
+        with self._wake:
+            self._taken = True
+            if self._stale:
+                self._wake.notify_all()
             return self._snap
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
@@ -135,16 +147,20 @@ class Simulation:
         now = time.perf_counter()
         self._tick_ms = (now - t) * 1000.0
         self._times.append(now)
-        self.refresh()
+        if not self.threaded or self.paused or self._taken or self._dirty:
+            self.refresh()
+        else:
+            self._stale = True
         return self._stats
 
     def refresh(self) -> None:
         t = time.perf_counter()
         snap = self._build()
         self.snapshot_ms = (time.perf_counter() - t) * 1000.0
+        self.snapshots_built += 1
         with self._lock:
             self._snap = snap
-            self._dirty = False
+            self._dirty = self._stale = self._taken = False
 
     def _rate(self) -> float:
         if len(self._times) < 2:
@@ -189,7 +205,7 @@ class Simulation:
                     while True:
                         if self._stop:
                             return
-                        if self._dirty or (self.paused and self._steps):
+                        if self._dirty or (self._stale and self._taken) or (self.paused and self._steps):
                             break
                         if self.paused:
                             self._wake.wait(0.25)

@@ -1,0 +1,106 @@
+"""The viewer's frame time, headless, split into the tick, the snapshot and drawing, written as JSON.
+
+    python benchmarks/viewer.py                                     # village, 10,000 agents, 60 frames
+    python benchmarks/viewer.py --world soldier --agents 2000 --frames 120
+    python benchmarks/viewer.py --world tests.custom_world:LampWorld --agents 5000
+
+Two passes over one viewer: first ``--frames`` frames of one tick each (what ``goap view --headless`` does and
+the "mean frame" it prints: tick + snapshot + draw), then ``--frames`` frames paused, which draw the last
+snapshot again and so time drawing alone, with no tick competing for the cores. The viewer's own cost per tick
+is snapshot + draw; the target is a mean frame <= 33 ms at 10,000 village agents on this 2-core CPU. Medians
+and means leave out the first ``--warmup`` frames. Results go to benchmarks/results/viewer_<world>_<agents>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+
+import numpy as np  # noqa: E402
+
+from goap.registry import load_world  # noqa: E402
+from goap.runtime import Brain  # noqa: E402
+from viewer.app import App  # noqa: E402
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    v = np.asarray(values, dtype=np.float64)
+    if not len(v):
+        return {"mean": 0.0, "median": 0.0, "p95": 0.0}
+    return {"mean": float(v.mean()), "median": float(np.median(v)), "p95": float(np.percentile(v, 95))}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--world", default="village")
+    ap.add_argument("--agents", type=int, default=10000)
+    ap.add_argument("--frames", type=int, default=60)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--size", default="1280x800")
+    ap.add_argument("--select", type=int, default=5, help="the inspected agent (-1: none)")
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--out", default=None, help="JSON path (default benchmarks/results/viewer_<world>_<agents>.json)")
+    args = ap.parse_args()
+    w, h = (int(x) for x in args.size.lower().split("x"))
+
+    world = load_world(args.world)
+    brain = Brain(world.domain, args.agents, world=world, device=args.device,
+                  plan_budget=max(256, args.agents // 10), seed=0)
+    app = App(brain, world, size=(w, h), headless=True, selected=args.select if args.select >= 0 else None)
+    try:
+        for _ in range(args.frames):
+            app.frame()
+        k = args.warmup
+        ticking = {
+            "frame_ms": _stats(app.frame_times[k:]),
+            "tick_ms": _stats([s - n for s, n in zip(app.sim_times[k:], app.snapshot_times[k:], strict=True)]),
+            "snapshot_ms": _stats(app.snapshot_times[k:]),
+            "draw_ms": _stats(app.draw_times[k:]),
+        }
+        app.set_paused(True)
+        start = len(app.draw_times)
+        t0 = time.perf_counter()
+        for _ in range(args.frames):
+            app.frame()
+        paused_s = time.perf_counter() - t0
+        draw_alone = _stats(app.draw_times[start + k:])
+    finally:
+        app.close()
+    result = {
+        "world": args.world, "agents": args.agents, "frames": args.frames, "warmup": args.warmup,
+        "size": [w, h], "selected": args.select, "device": str(brain.device),
+        "ticking": ticking, "draw_alone_ms": draw_alone, "paused_frames_per_second": args.frames / paused_s,
+        "viewer_ms_per_tick": ticking["snapshot_ms"]["median"] + draw_alone["median"],
+        "meta": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
+                 "load_average": os.getloadavg(), "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+    }
+    out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / (
+        f"viewer_{args.world.replace(':', '_').replace('.', '_')}_{args.agents}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(result, indent=1) + "\n")
+    tmp.replace(out)
+    t = ticking
+    print(f"{args.world}: {args.agents} agents, {args.frames} frames ticking + {args.frames} paused "
+          f"(load average {os.getloadavg()[0]:.1f})")
+    print(f"ticking: mean frame {t['frame_ms']['mean']:.2f} ms (median {t['frame_ms']['median']:.2f}) = tick "
+          f"{t['tick_ms']['median']:.2f} + snapshot {t['snapshot_ms']['median']:.2f} + draw "
+          f"{t['draw_ms']['median']:.2f} (medians)")
+    print(f"drawing alone (paused): median {draw_alone['median']:.2f} ms, p95 {draw_alone['p95']:.2f} ms; "
+          f"the viewer's own cost per tick {result['viewer_ms_per_tick']:.2f} ms")
+    print(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
