@@ -275,3 +275,11 @@ def test_goap_bench_world_suite_takes_a_custom_world(capsys):
     assert "world:tests.custom_world:LampWorld" in out
     assert main(["bench", "--suite", "world:tests.custom_world:NotAWorld", "--planners", "reference"]) == 1
     assert "NotAWorld is not a World" in capsys.readouterr().err
+
+
+def test_goap_view_bad_world_is_the_same_error_as_run(capsys):
+    pytest.importorskip("pygame")
+    assert main(["view", "--world", "tests.custom_world:NotAWorld", "--headless", "--frames", "1"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("goap: error: world 'tests.custom_world:NotAWorld': NotAWorld is not a World")
+    assert len(err.splitlines()) == 1

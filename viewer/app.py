@@ -95,14 +95,10 @@ def run(args: argparse.Namespace) -> int:
     if args.record:
         check_output_dir(args.record, "--record")
     require_pygame(headless=args.headless)
-    from goap.registry import WorldSpecError, load_world
+    from goap.registry import load_world
     from goap.runtime import Brain
 
-    try:
-        world = load_world(args.world)
-    except WorldSpecError as exc:
-        print(f"goap view: error: {exc}", file=sys.stderr)
-        return 2
+    world = load_world(args.world)  # a bad spec is bad input, as for goap run: `goap: error: ...`, status 1
     if args.select is not None and not 0 <= args.select < args.agents:
         print(f"goap view: error: --select {args.select} is not an agent (0..{args.agents - 1})", file=sys.stderr)
         return 2
