@@ -107,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_train_arguments(sub.add_parser("train", help="train a goal-utility model on logged planning outcomes (torch)"))
 
     sub.add_parser("planners", help="list the registered planners")
+    sub.add_parser("worlds", help="list the worlds --world accepts by name (built-in and registered by packages)")
     return p
 
 
@@ -435,9 +436,17 @@ def cmd_planners(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_worlds(args: argparse.Namespace) -> int:
+    from goap.registry import known_worlds
+
+    for name, target in known_worlds().items():
+        print(f"{name:12s} {target}")
+    return 0
+
+
 COMMANDS = {
     "validate": cmd_validate, "describe": cmd_describe, "solve": cmd_solve, "run": cmd_run, "bench": cmd_bench,
-    "view": cmd_view, "train": cmd_train, "planners": cmd_planners, "sweep": cmd_sweep,
+    "view": cmd_view, "train": cmd_train, "planners": cmd_planners, "worlds": cmd_worlds, "sweep": cmd_sweep,
 }
 
 

@@ -283,3 +283,14 @@ def test_goap_view_bad_world_is_the_same_error_as_run(capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("goap: error: world 'tests.custom_world:NotAWorld': NotAWorld is not a World")
     assert len(err.splitlines()) == 1
+
+
+def test_goap_worlds_lists_every_name(monkeypatch, capsys):
+    eps = [_entry_point("lamps", "tests.custom_world:LampWorld", "lamp-game")]
+    monkeypatch.setattr(registry, "_entry_points", lambda: eps)
+    assert main(["worlds"]) == 0
+    rows = dict(line.split() for line in capsys.readouterr().out.strip().splitlines())
+    assert rows["village"] == "worlds.village.world:VillageWorld"
+    assert rows["soldier"] == "worlds.soldier.world:SoldierWorld"
+    assert rows["lamps"] == "tests.custom_world:LampWorld"
+    assert list(rows) == sorted(rows)
