@@ -173,14 +173,14 @@ def test_plot_needs_matplotlib(tmp_path):
 
 def test_selector_comparison_on_a_world(tmp_path):
     out = ["--json", str(tmp_path / "out.json"), "--csv", str(tmp_path / "out.csv")]
-    assert _run("--suite", "world:soldier", "--selectors", "priority", "--agents", "40", "--ticks", "12",
+    assert _run("--suite", "world:soldier", "--selectors", "priority", "--agents", "40", "--ticks", "30",
                 "--planners", "warp", "--device", "cpu", *out) == 0
     data, rows = _read(tmp_path)
     (row,) = data["results"]
-    assert row["selector"] == "priority" and row["planner"] == "warp" and row["ticks"] == 12
+    assert row["selector"] == "priority" and row["planner"] == "warp" and row["ticks"] == 30
     assert row["goals_achieved"] > 0
     assert row["planning_calls_per_goal"] >= row["failed_plans_per_goal"] >= 0
-    assert row["goals_per_agent_minute"] == pytest.approx(row["goals_achieved"] / 40 / (12 / 60))
+    assert row["goals_per_agent_minute"] == pytest.approx(row["goals_achieved"] / 40 / (30 / 60))
     assert rows[0]["selector"] == "priority" and "score_kills_team0" in rows[0]
 
 
