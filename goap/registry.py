@@ -77,6 +77,12 @@ def _origin(ep: importlib.metadata.EntryPoint) -> str:
     return f"entry point '{ep.name}' of {name}" if name else f"entry point '{ep.name}'"
 
 
+def _ep_target(ep: importlib.metadata.EntryPoint) -> str:
+    """``module:attr`` of an entry point, without the ``[extras]`` an entry point value may carry."""
+    value = ep.value.split("[", 1)[0].strip()
+    return value if ":" in value else f"{value}:"
+
+
 def known_worlds() -> dict[str, str]:
     """Every world name that resolves, with where it comes from (``module:Attr``), sorted by name.
 
@@ -88,12 +94,13 @@ def known_worlds() -> dict[str, str]:
     for name, target in builtin_worlds().items():
         out[name], source[name] = target, "built-in"
     for ep in _entry_points():
-        if ep.name in out and out[ep.name] != ep.value:
+        target = _ep_target(ep)
+        if ep.name in out and out[ep.name] != target:
             raise WorldSpecError(
                 f"world name '{ep.name}' is registered twice: {source[ep.name]} ({out[ep.name]}) and "
-                f"{_origin(ep)} ({ep.value}); rename one of them"
+                f"{_origin(ep)} ({target}); rename one of them"
             )
-        out[ep.name], source[ep.name] = ep.value, _origin(ep)
+        out[ep.name], source[ep.name] = target, _origin(ep)
     for name, target in _RUNTIME.items():
         text = target if isinstance(target, str) else _qualname(target)
         out[name] = text  # register_world already refused clashes

@@ -146,10 +146,12 @@ def _entry_point(name: str, value: str, dist: str) -> importlib.metadata.EntryPo
 
 
 def test_entry_points_register_worlds(monkeypatch):
-    eps = [_entry_point("lamps", "tests.custom_world:LampWorld", "lamp-game")]
+    eps = [_entry_point("lamps", "tests.custom_world:LampWorld", "lamp-game"),
+           _entry_point("lamps-extra", "tests.custom_world:make_small_world [viewer]", "lamp-game")]
     monkeypatch.setattr(registry, "_entry_points", lambda: eps)
     assert known_worlds()["lamps"] == "tests.custom_world:LampWorld"
     assert type(load_world("lamps")) is LampWorld
+    assert load_world("lamps-extra").out_every == 20  # an entry point's [extras] are not part of the target
     with pytest.raises(WorldSpecError, match=r"unknown world 'lamp'.*lamps"):
         load_world("lamp")
     # a broken entry point is reported with its name and target
