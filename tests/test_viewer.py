@@ -570,3 +570,44 @@ def test_threaded_sim_builds_a_snapshot_per_frame_not_per_tick():
     assert built <= frames + 2  # one for the start, one per frame taken, one in flight
     assert ticks > built
     assert sim.snapshot().tick >= last
+
+
+def test_click_a_legend_group_to_highlight_its_agents(pg, tmp_path):
+    app = _app(_brain("village", n=400, ticks=6), size=(1280, 800))
+    try:
+        app.set_paused(True)
+        app.frame()
+        r, snap = app.renderer, app.last_snapshot
+        acting = {int(a) for a in snap.action if a >= 0}
+        group = next(g for g in r.groups if acting & set(g.actions))
+        row = next(rect for rect, label in r.legend_hits if label == group.label)
+        app.handle_event(pg.event.Event(pg.MOUSEBUTTONDOWN, button=1, pos=row.center))
+        assert r.highlight == group.label
+        app.frame()
+        img = pg.surfarray.array3d(app.screen)
+        m = r.layout.map
+        xy = np.floor(app.camera.to_screen(snap.positions)).astype(int)
+        d = np.abs(xy[:, None, :] - xy[None, :, :]).max(axis=2)
+        np.fill_diagonal(d, 1 << 30)
+        inside = (xy[:, 0] >= 10) & (xy[:, 0] < m.w - 10) & (xy[:, 1] >= 10) & (xy[:, 1] < m.h - 40)
+        alone = np.flatnonzero(inside & (d.min(axis=1) > 2 * (r.last_radius + 2)))
+        lit = dim = 0
+        for i in alone:
+            a = int(snap.action[i])
+            got = tuple(int(v) for v in img[m.x + xy[i, 0], m.y + xy[i, 1]])
+            if a in group.actions:
+                assert got == r.action_colour(a)
+                lit += 1
+            else:
+                assert got == r.agent_colour(a) != r.action_colour(a)  # dimmed
+                dim += 1
+        assert dim >= 5
+        app.handle_event(pg.event.Event(pg.MOUSEBUTTONDOWN, button=1, pos=row.center))  # again: everyone
+        assert r.highlight is None and r.agent_colour(0) == r.action_colour(0)
+        idle_row = next(rect for rect, label in r.legend_hits if label == "idle")
+        app.toggle_highlight(r.legend_at(*idle_row.center))
+        assert r.highlight == "idle" and r.agent_colour(-1) == r.action_colour(-1) != r.agent_colour(0)
+        with pytest.raises(ValueError, match="no legend group 'nope'"):
+            r.set_highlight("nope")
+    finally:
+        app.close()

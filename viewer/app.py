@@ -209,6 +209,12 @@ class App:
         self.ui.paused = paused
         self.sim.set_paused(paused)
 
+    def toggle_highlight(self, label: str | None) -> None:
+        """Highlight legend group ``label`` (or "idle"); the highlighted one again, or None, shows everyone."""
+        if label is None:
+            return
+        self.renderer.set_highlight(None if self.renderer.highlight == label else label)
+
     def change_speed(self, direction: int) -> None:
         """Step through `viewer.sim.SPEEDS` (0, "as fast as it goes", is the fastest)."""
         order = sorted(self.speeds, key=lambda s: float("inf") if s <= 0 else s)
@@ -276,6 +282,8 @@ class App:
             self.camera.zoom_at(1.2 ** ev.y, mx - m.x, my - m.y)
         elif ev.type == pg.MOUSEBUTTONDOWN and ev.button == 1 and m.collidepoint(ev.pos):
             self._drag, self._dragging = ev.pos, False
+        elif ev.type == pg.MOUSEBUTTONDOWN and ev.button == 1 and self.renderer.layout.legend.collidepoint(ev.pos):
+            self.toggle_highlight(self.renderer.legend_at(*ev.pos))
         elif ev.type == pg.MOUSEMOTION and self._drag is not None:
             if self._dragging or abs(ev.pos[0] - self._drag[0]) + abs(ev.pos[1] - self._drag[1]) > 3:
                 self._dragging = True

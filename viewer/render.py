@@ -50,6 +50,7 @@ HELP = (
     ("Wheel", "zoom at the mouse"),
     ("Drag", "pan the map"),
     ("Click", "select the nearest agent"),
+    ("Click legend", "highlight one kind of action (again: all)"),
     ("Tab", "next agent (Shift: previous)"),
     ("F", "follow the selected agent"),
     ("Home / 0", "fit the map to the window"),
@@ -173,7 +174,9 @@ class Renderer:
         self.groups: list[LegendGroup] = check_legend(view.legend_groups(self.action_names), self.action_names)
         self.group_colours = group_colours(self.groups)
         self.colours = action_colours(self.action_names, self.groups)  # [A + 1, 3], last row idle
-        self._mapped: tuple[int, np.ndarray] | None = None  # colours as the map surface's pixel values
+        self._mapped: tuple[Any, np.ndarray] | None = None  # drawn colours as the map surface's pixel values
+        self.highlight: str | None = None  # a legend group's label (or "idle"): only its agents in full colour
+        self.legend_hits: list[tuple[pygame.Rect, str]] = []  # legend rows that can be clicked, last frame
         self.font = _font(13, mono=True)
         self.font_tight = _font(11, mono=True)  # the inspector falls back to it when a long plan would not fit
         self.small = _font(12, mono=False)
@@ -206,9 +209,41 @@ class Renderer:
         """Agents grow with zoom, from 5x5 pixels (a 3x3 core) up to 13x13."""
         return int(np.clip(round(camera.scale * 0.3), 2, 6))
 
-    def agent_colour(self, action: int) -> tuple[int, int, int]:
-        """The colour an agent doing ``action`` (-1: idle) is drawn in."""
+    def action_colour(self, action: int) -> tuple[int, int, int]:
+        """Action ``action``'s own colour (-1: idle), as the legend shows it."""
         return tuple(int(c) for c in self.colours[action])  # type: ignore[return-value]
+
+    def agent_colour(self, action: int) -> tuple[int, int, int]:
+        """The colour an agent doing ``action`` (-1: idle) is drawn in (dimmed outside the highlighted group)."""
+        return tuple(int(c) for c in self.drawn_colours()[action])  # type: ignore[return-value]
+
+    def set_highlight(self, label: str | None) -> None:
+        """Draw only the agents of legend group ``label`` (or "idle") in full colour; None: everyone."""
+        if label is not None and label not in {g.label for g in self.groups} | {"idle"}:
+            raise ValueError(f"no legend group '{label}' (groups: {', '.join(g.label for g in self.groups)}, idle)")
+        self.highlight = label
+        self._mapped = None
+
+    def drawn_colours(self) -> np.ndarray:
+        """uint8 [A + 1, 3]: `colours` with every row outside the highlighted group dimmed."""
+        if self.highlight is None:
+            return self.colours
+        keep = np.zeros(len(self.colours), dtype=bool)
+        if self.highlight == "idle":
+            keep[-1] = True
+        else:
+            for g in self.groups:
+                if g.label == self.highlight:
+                    keep[list(g.actions)] = True
+        dim = (self.colours.astype(np.float32) * 0.3 + 20).astype(np.uint8)
+        return np.where(keep[:, None], self.colours, dim)
+
+    def legend_at(self, px: int, py: int) -> str | None:
+        """The legend group (or "idle") whose row is at window pixel (px, py) in the last frame, or None."""
+        for rect, label in self.legend_hits:
+            if rect.collidepoint(px, py):
+                return label
+        return None
 
     # --- text -------------------------------------------------------------------------------------------------
     def text(self, s: str, colour: tuple[int, int, int] = TEXT, font: pygame.font.Font | None = None) -> pygame.Surface:
@@ -342,9 +377,9 @@ class Renderer:
 
     def _pixel_values(self, surf: pygame.Surface) -> np.ndarray:
         """The action colours (and idle, last) as ``surf``'s pixel values, cached per pixel format."""
-        key = (surf.get_bitsize(), surf.get_masks())
+        key = (surf.get_bitsize(), surf.get_masks(), self.highlight)
         if self._mapped is None or self._mapped[0] != key:
-            values = np.array([surf.map_rgb(tuple(int(v) for v in c)) for c in self.colours], dtype=np.int64)
+            values = np.array([surf.map_rgb(tuple(int(v) for v in c)) for c in self.drawn_colours()], np.int64)
             self._mapped = (key, values)
         return self._mapped[1]
 
@@ -425,9 +460,9 @@ class Renderer:
         for grp, colour in zip(self.groups, self.group_colours, strict=True):
             total = int(sum(int(counts[k + 1]) for k in grp.actions))
             single = len(grp.actions) == 1 and grp.label == self.action_names[grp.actions[0]]
-            colour = self.agent_colour(grp.actions[0]) if single else colour
+            colour = self.action_colour(grp.actions[0]) if single else colour
             children = [] if single else [
-                (self.action_names[k], self.agent_colour(k), int(counts[k + 1]), 1) for k in grp.actions
+                (self.action_names[k], self.action_colour(k), int(counts[k + 1]), 1) for k in grp.actions
             ]
             head.append(((grp.label, colour, total, 0), children))
         budget = room - len(head) - 1  # the group rows and idle always show
@@ -467,9 +502,15 @@ class Renderer:
         rows = self.legend_rows(counts, room)
         if dead:
             rows.append(("dead", DEAD, dead, 0))
+        self.legend_hits = []
         for name, colour, count, indent in rows:
             if y + lh > rect.bottom:
                 break
+            if indent == 0 and name != "dead":
+                row = pygame.Rect(rect.x + 2, y, rect.width - 4, lh)
+                self.legend_hits.append((row, name))
+                if name == self.highlight:
+                    pygame.draw.rect(screen, (70, 64, 36), row, border_radius=2)
             sx = x + 10 * indent
             size = 9 if not indent else 7
             sw = pygame.Rect(sx, y + lh // 2 - size // 2, size, size)
