@@ -1,8 +1,8 @@
-"""Embedding the Brain in your own game loop, with a tiny world written right here.
+"""Embedding the Brain in your own game loop, with a tiny world written right here as Warp kernels.
 
-Villagers get hungry; food grows in a field some distance from home. The world moves them, reports when
-actions finish, and tells the planner how far the field is (a per-agent action cost). Everything per agent is
-numpy over arrays: no Python loop over agents.
+Villagers get hungry; food grows in a field some distance from home. The world's kernels make them hungrier,
+walk them, report when actions finish and tell the planner how far the field is (a per-agent action cost).
+The game loop reads one fact by name, reacts to events, and interrupts a few agents, as a game would.
 
     python examples/embed_minimal.py --agents 2000 --ticks 120 --device cpu
 """
@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+import warp as wp
 
 from goap import DomainBuilder
+from goap.kernels.semantics import read_field, write_field
 from goap.runtime import Brain
-from goap.world import DONE, RUNNING
 
 DOMAIN = (
     DomainBuilder("hungry")
@@ -30,45 +31,69 @@ DOMAIN = (
     .goal("stocked", want={"food": 2, "at": "home"}, priority=1)
     .build()
 )
+WALK_TO, WALK_HOME, FED = 0, 1, 0  # indices in DOMAIN
+
+
+@wp.kernel
+def sense(states: wp.array2d(dtype=wp.uint64), tick: int, word: int, shift: int, mask: wp.uint64,
+          distance: wp.array(dtype=wp.float32), costs: wp.array2d(dtype=wp.float32),
+          priorities: wp.array2d(dtype=wp.float32)):
+    i = wp.tid()
+    hunger = read_field(states, i, word, shift, mask)  # encoded: hunger - 0
+    if tick % 20 == 0 and hunger < wp.uint64(3):  # everyone gets hungrier every 20 ticks
+        hunger = hunger + wp.uint64(1)
+        write_field(states, i, word, shift, mask, hunger)
+    costs[i, WALK_TO] = distance[i]  # far fields make walking expensive
+    costs[i, WALK_HOME] = distance[i]
+    priorities[i, FED] = 4.0 * float(hunger)
+
+
+@wp.kernel
+def act(action: wp.array(dtype=wp.int32), action_ticks: wp.array(dtype=wp.int32),
+        distance: wp.array(dtype=wp.float32), status: wp.array(dtype=wp.int8)):
+    i = wp.tid()
+    a = action[i]
+    if a < 0:
+        return
+    if a == WALK_TO or a == WALK_HOME:
+        if float(action_ticks[i] + 1) >= distance[i]:
+            status[i] = wp.int8(1)  # DONE: arrived
+    else:
+        status[i] = wp.int8(1)  # harvesting and eating take one tick
 
 
 class HungryWorld:
     name = "hungry"
     domain = DOMAIN
+    sensed_facts = ("hunger",)
+    capturable = False  # sense passes the tick number as an argument
 
     def reset(self, brain: Brain, seed: int) -> None:
         rng = np.random.default_rng(seed)
-        self.distance = rng.uniform(2, 10, brain.n_agents).astype(np.float32)  # home to field, in ticks of walking
-        self.progress = np.zeros(brain.n_agents, np.float32)
+        self.distance = wp.array(rng.uniform(2, 10, brain.n_agents).astype(np.float32), device=brain.device)
+        self.hunger = brain.fact_slot("hunger")
         self.ticks = 0
 
     def sense(self, brain: Brain) -> None:
         self.ticks += 1
-        values = brain.tables.unpack_states(brain.states)
-        hunger = brain.domain.fact_index("hunger")
-        if self.ticks % 20 == 0:  # everyone gets hungrier every 20 ticks
-            values[:, hunger] = np.minimum(values[:, hunger] + 1, 3)
-            brain.states[:] = brain.tables.pack_states(values)
-        walks = [brain.domain.action_index("walk_to_field"), brain.domain.action_index("walk_home")]
-        brain.costs[:, walks] = self.distance[:, None]  # far fields make walking expensive
-        brain.priorities[:, brain.domain.goal_index("fed")] = 4.0 * values[:, hunger]
+        s = self.hunger
+        wp.launch(sense, brain.n_agents, [brain.states, self.ticks, s.word, s.shift, wp.uint64(s.mask),
+                                          self.distance, brain.costs, brain.priorities], device=brain.device)
 
     def act(self, brain: Brain, dt: float) -> None:
-        walking = np.isin(brain.action, [brain.domain.action_index(a) for a in ("walk_to_field", "walk_home")])
-        self.progress = np.where(walking, self.progress + dt, 0.0).astype(np.float32)
-        arrived = walking & (self.progress >= self.distance)
-        brain.action_status[:] = RUNNING
-        brain.action_status[(brain.action >= 0) & ~walking] = DONE  # harvesting and eating take one tick
-        brain.action_status[arrived] = DONE
+        wp.launch(act, brain.n_agents, [brain.action, brain.action_ticks, self.distance, brain.action_status],
+                  device=brain.device)
 
     def score(self) -> dict[str, float]:
         return {"ticks": self.ticks}
 
     def get_state(self) -> dict[str, np.ndarray]:
-        return {"distance": self.distance, "progress": self.progress, "ticks": np.array(self.ticks)}
+        return {"distance": self.distance.numpy().copy(), "ticks": np.array(self.ticks)}
 
     def set_state(self, arrays: dict) -> None:
-        self.distance[...], self.progress[...] = arrays["distance"], arrays["progress"]
+        if arrays["distance"].shape != tuple(self.distance.shape):
+            raise ValueError("field 'distance' has the wrong shape")
+        self.distance.assign(arrays["distance"])
         self.ticks = int(arrays["ticks"])
 
 
@@ -80,12 +105,21 @@ def main() -> None:
     args = ap.parse_args()
 
     brain = Brain(DOMAIN, args.agents, world=HungryWorld(), device=args.device, plan_budget=1000)
-    for _ in range(args.ticks):  # your game loop: one brain.tick() per frame or per AI step
+    meals = 0
+    for t in range(args.ticks):  # your game loop: one brain.tick() per frame or per AI step
         brain.tick(dt=1.0)
+        meals += brain.events.count("goal_achieved")  # events: no diffing of arrays
+        if t == 60:
+            brain.set_goal([0, 1, 2], "stocked")  # a command: these three stock up, whatever their hunger
+            brain.replan(np.arange(3, 10), cause="commanded")  # an interrupt: drop plans, plan again next tick
+    hunger = brain.read_fact("hunger").numpy()  # one fact by name, as a device array
     s = brain.summary(warmup=10)
-    print(f"{args.ticks} ticks, {s['ms_per_tick']['mean']:.2f} ms/tick; counters: {s['counters']}")
-    print(f"agent 0 wants '{brain.domain.goals[brain.goal[0]].name if brain.goal[0] >= 0 else '-'}', "
-          f"plan {brain.agent_plan(0)}, state {brain.tables.describe(brain.states[0])}")
+    print(f"{args.ticks} ticks, {s['ms_per_tick']['mean']:.2f} ms/tick, {meals} goals reached, "
+          f"mean hunger {hunger.mean():.2f}, idle {s['idle_fraction']:.0%}")
+    goal = int(brain.goal.numpy()[0])
+    print(f"agent 0 pursues '{DOMAIN.goals[goal].name if goal >= 0 else '-'}', plan {brain.agent_plan(0)}, "
+          f"doing {DOMAIN.actions[a].name if (a := int(brain.action.numpy()[0])) >= 0 else 'nothing'}, "
+          f"state {brain.tables.describe(brain.states.numpy()[0])}")
 
 
 if __name__ == "__main__":

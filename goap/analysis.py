@@ -1,6 +1,7 @@
 """Static checks on a domain: which actions can ever apply and which goals can ever hold.
 
-The check is a relaxed reachability analysis from a start state (by default the domain's defaults): every
+The check is a relaxed reachability analysis from a start state (by default the domain's defaults) in which the
+facts a world senses (``sensed``: a world's ``sensed_facts``) may hold any value of their range: every
 fact keeps the set of values it could reach (bools and enums exactly, ints as an interval), actions only add
 values and never remove them, and this is repeated until nothing changes. Relaxation over-approximates what is
 reachable, so what it calls unreachable truly is; what it calls reachable may still be impossible.
@@ -8,6 +9,7 @@ reachable, so what it calls unreachable truly is; what it calls reachable may st
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from goap.domain import BOOL, ENUM, Condition, Domain, State, achieves
@@ -21,11 +23,12 @@ class Report:
     unreachable_goals: list[str]
     no_achiever: list[tuple[str, str]]  # (goal, fact) pairs no action can change towards the goal
     unused_facts: list[str]
+    start: str = "the default state"
 
     @property
     def warnings(self) -> list[str]:
-        out = [f"action '{a}' can never apply from the default state" for a in self.never_applicable]
-        out += [f"goal '{g}' can never be reached from the default state" for g in self.unreachable_goals]
+        out = [f"action '{a}' can never apply from {self.start}" for a in self.never_applicable]
+        out += [f"goal '{g}' can never be reached from {self.start}" for g in self.unreachable_goals]
         out += [f"goal '{g}': no action changes fact '{f}' the way the goal wants" for g, f in self.no_achiever]
         out += [f"fact '{f}' is used by no action and no goal" for f in self.unused_facts]
         return out
@@ -50,6 +53,12 @@ class _Values:
             return c.holds(self.lo)
         return c.holds(self.hi)
 
+    def widen(self, lo: int, hi: int) -> None:
+        """Any value of lo..hi (a fact the world senses)."""
+        if self.kind in (BOOL, ENUM):
+            self.set = set(range(lo, hi + 1))
+        self.lo, self.hi = lo, hi
+
     def add(self, value: int) -> bool:
         if self.kind in (BOOL, ENUM):
             grew = value not in self.set
@@ -61,10 +70,17 @@ class _Values:
         return grew
 
 
-def check_domain(domain: Domain, start: State | None = None) -> Report:
+def check_domain(domain: Domain, start: State | None = None, sensed: Iterable[str] = ()) -> Report:
+    """Which actions never apply and which goals never hold, from ``start`` with the ``sensed`` facts free."""
     start = start if start is not None else domain.default_state()
     values = [_Values(f.kind, v) for f, v in zip(domain.facts, start, strict=True)]
     fi = {f.name: i for i, f in enumerate(domain.facts)}
+    sensed = list(sensed)
+    for name in sensed:
+        if name not in fi:
+            raise ValueError(f"sensed fact '{name}' is not a fact of domain '{domain.name}'")
+        f = domain.facts[fi[name]]
+        values[fi[name]].widen(f.min, f.max)
     applied = [False] * len(domain.actions)
     changed = True
     # Every round that changes something applies a new action or adds one effect's value: that bounds the rounds.
@@ -101,4 +117,5 @@ def check_domain(domain: Domain, start: State | None = None) -> Report:
         unreachable_goals=unreachable,
         no_achiever=no_achiever,
         unused_facts=[f.name for f in domain.facts if f.name not in used],
+        start="the default state" if not sensed else f"the default state with {len(sensed)} sensed fact(s) free",
     )

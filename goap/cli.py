@@ -52,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("domain", help="a .toml or .json domain file, or a PDDL domain.pddl")
     v.add_argument("problem", nargs="?", help="with a PDDL domain: its problem file (the task is grounded)")
     v.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
+    v.add_argument("--world", default=None, metavar="WORLD",
+                   help="a world (name or module:Class) whose sensed facts may take any value in the check")
+    v.add_argument("--sensed", default="", metavar="FACT,...", help="facts a world senses (any value in the check)")
 
     d = sub.add_parser("describe", help="facts with their bit layout, actions and goals, as tables")
     d.add_argument("domain")
@@ -161,7 +164,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
     _no_second_file(args)
     domain = load_domain(args.domain)
     tables = encode(domain)
-    report = check_domain(domain)
+    sensed = [f for f in args.sensed.split(",") if f]
+    if args.world:
+        from goap.registry import load_world
+
+        sensed += list(getattr(load_world(args.world), "sensed_facts", ()))
+    try:
+        report = check_domain(domain, sensed=sensed)
+    except ValueError as e:
+        raise CliError(f"{args.domain}: {e}") from None
     print(
         f"{args.domain}: domain '{domain.name}' is valid: {len(domain.facts)} facts in {tables.n_words} word(s) "
         f"({tables.layout.n_bits} bits), {len(domain.actions)} actions, {len(domain.goals)} goals"

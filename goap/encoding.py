@@ -12,6 +12,7 @@ Conditions become, per word, a ``(mask, value)`` pair, ``(s & mask) == value``, 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -167,7 +168,7 @@ class DomainTables:
     eff_set: np.ndarray  # uint64[A, W]
     eff_clear: np.ndarray  # uint64[A, W]
     eff_steps: StepList  # rows: actions
-    cost: np.ndarray  # float32[A]
+    cost: np.ndarray  # float64[A]
     goals: GoalTables
     relaxed: RelaxedTables
 
@@ -228,11 +229,38 @@ class DomainTables:
         return encode_goals(self.domain, self.layout, goals)
 
     def bytes_per_agent(self, max_nodes: int, max_plan_length: int) -> int:
-        from goap.planners.warp_astar import scratch_bytes_per_agent
-
+        """Scratch one Warp search needs with a pool of ``max_nodes`` states (`scratch_bytes_per_agent`)."""
+        n_conditions = len({c for a in self.domain.actions for c in a.pre})
         return scratch_bytes_per_agent(
-            self.n_words, max_nodes, self.n_actions, self.relaxed.n_pre, max_plan_length, len(self.domain.facts)
+            self.n_words, max_nodes, self.n_actions, self.relaxed.n_pre, max_plan_length, len(self.domain.facts),
+            n_conditions,
         )
+
+
+def hash_size(max_nodes: int) -> int:
+    """Slots of a search's hash table: the power of two >= 2 * max_nodes (at most half full)."""
+    return 1 << max(1, (2 * max_nodes - 1).bit_length())
+
+
+def scratch_bytes_per_agent(
+    n_words: int, max_nodes: int, n_actions: int, n_pre: int, max_plan_length: int, n_facts: int = 1,
+    n_conditions: int | None = None,
+) -> int:
+    """Device memory one agent's search needs with a pool of ``max_nodes`` states (see `goap.kernels.astar`)::
+
+        8 W (M + 1)            node states
+        + 28 M                 g, h (float64), parent, open-list position, open list
+        + 4 H                  hash table (H = the power of two >= 2M)
+        + 16 A + 8 P + 8 C     action costs and per-action h_max, cheapest achiever per precondition, h_max per
+                               distinct precondition (C, at most P)
+        + 8 F                  the relaxed reachability check's reached values per fact
+        + 4 L + 18             results
+    """
+    m = max_nodes
+    c = n_pre if n_conditions is None else n_conditions
+    per_node = 8 * n_words * (m + 1) + 28 * m + 4 * hash_size(m)
+    per_agent = 16 * max(1, n_actions) + 8 * max(1, n_pre) + 8 * max(1, c) + 8 * max(1, n_facts)
+    return per_node + per_agent + 4 * max_plan_length + 18
 
 
 def encode(domain: Domain) -> DomainTables:
@@ -257,7 +285,7 @@ def encode(domain: Domain) -> DomainTables:
                 fact = domain.facts[f]
                 steps.append((w, s, m, e.value if e.op == "+=" else -e.value, fact.max - fact.min))
         step_rows.append(steps)
-    cost = np.array([a.cost for a in domain.actions], dtype=np.float32)
+    cost = np.array([a.cost for a in domain.actions], dtype=np.float64)  # summed exactly by the planners
     return DomainTables(
         domain=domain,
         layout=layout,
@@ -345,10 +373,17 @@ def satisfying_values(domain: Domain, c: Condition) -> int:
 
 
 def fingerprint(domain: Domain) -> str:
-    """A short stable hash of a domain's structure: files that load to the same domain share it."""
-    from goap.domain_file import domain_to_spec
+    """A short stable hash of a domain's structure: files that load to the same domain share it.
 
-    text = json.dumps(domain_to_spec(domain), sort_keys=True, separators=(",", ":"))
+    Built from the domain's own dataclasses (facts, actions, goals with every field), so it needs no file format.
+    """
+    spec = {
+        "name": domain.name,
+        "facts": [dataclasses.asdict(f) for f in domain.facts],
+        "actions": [dataclasses.asdict(a) for a in domain.actions],
+        "goals": [dataclasses.asdict(g) for g in domain.goals],
+    }
+    text = json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

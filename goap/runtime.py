@@ -37,10 +37,12 @@ import hashlib
 import inspect
 import io
 import json
+import os
 import time
 import zipfile
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +54,7 @@ from goap.encoding import DomainTables, encode, fingerprint
 from goap.metrics import RunningSeries
 from goap.outcomes import OutcomeLog
 from goap.planners import PlanBatch, Status, make_planner
+from goap.planners.base import DEFAULT_MAX_NODES
 from goap.state import FIELD_NAMES, FIELDS, AgentArrays
 from goap.world import DONE, FAILED, RUNNING, World
 
@@ -171,7 +174,11 @@ class Brain:
             states) every tick and raise `BrainError` naming the agent; turn off in release builds.
         capture: on a CUDA device, capture the tick's launches as a CUDA graph and replay it (the world's
             too when it declares ``capturable = True``); ignored on the CPU.
-        planner_options: further options of the planner (``threads``, ``heuristic``, ...).
+        search_nodes_per_tick: node-pool states the searches that outgrew their first pool may use per tick
+            (None: 64 first pools); what does not fit waits for the next tick (deferred, no cooldown).
+        planner_options: further options of the planner (``threads``, ``heuristic``, ``node_ceiling``, ...). A
+            brain's default ``node_ceiling`` is 512 first pools (a search stops at BUDGET beyond it), so that one
+            agent's hopeless search cannot hold the tick up for long.
     """
 
     def __init__(
@@ -193,6 +200,7 @@ class Brain:
         n_alive: int | None = None,
         check_inputs: bool = True,
         capture: bool = False,
+        search_nodes_per_tick: int | None = None,
         planner_options: dict[str, Any] | None = None,
     ):
         if not isinstance(n_agents, int | np.integer) or isinstance(n_agents, bool) or n_agents < 0:
@@ -226,7 +234,13 @@ class Brain:
             options["max_plan_length"] = max_plan_length
         if planner != "reference":
             options.setdefault("device", str(self.device))
+            first_pool = int(options.get("max_nodes", DEFAULT_MAX_NODES))
+            options.setdefault("node_ceiling", 512 * first_pool)
         self.planner = make_planner(planner, self.tables, **options)
+        first_pool = int(getattr(self.planner, "max_nodes", DEFAULT_MAX_NODES))
+        self.search_nodes_per_tick = 64 * first_pool if search_nodes_per_tick is None else int(search_nodes_per_tick)
+        if self.search_nodes_per_tick < 1:
+            raise ValueError(f"search_nodes_per_tick must be >= 1, got {search_nodes_per_tick}")
         self.plan_budget = None if plan_budget is None else int(plan_budget)
         self.cooldown_ticks = int(cooldown_ticks)
         self.apply_effects = bool(apply_effects)
@@ -254,15 +268,19 @@ class Brain:
         self._tables_d = semantics.to_device(self.tables, semantics.DomainTables, self.device)
         dev = self.device
         self._tick = wp.zeros(1, dtype=wp.int64, device=dev)
-        self._counters = wp.zeros(_N_COUNTERS, dtype=wp.int64, device=dev)
-        self._action_counts = wp.zeros(max(1, A), dtype=wp.int64, device=dev)
+        # CPU launches are serial loops on one core: the per-agent stages run in chunks on a small thread pool, each
+        # chunk with its own row of counters (summed on the host), so no two threads ever add to the same cell.
+        self._threads = max(1, min(os.cpu_count() or 1, 8)) if self.device.is_cpu else 1
+        self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="goap-tick") if self._threads > 1 else None
+        self._counters = wp.zeros((self._threads, _N_COUNTERS), dtype=wp.int64, device=dev)
+        self._action_counts = wp.zeros((self._threads, max(1, A)), dtype=wp.int64, device=dev)
         self._flag = wp.zeros(max(1, N), dtype=wp.int32, device=dev)
         self._pos = wp.zeros(max(1, N), dtype=wp.int32, device=dev)
         self._q_key = wp.zeros(max(2, 2 * N), dtype=wp.float32, device=dev)
         self._q_wait = wp.zeros(max(2, 2 * N), dtype=wp.int32, device=dev)
         self._q_ids = wp.zeros(max(2, 2 * N), dtype=wp.int32, device=dev)
         self._q_count = wp.zeros(2, dtype=wp.int32, device=dev)
-        self._first_bad = wp.full(1, 2**31 - 1, dtype=wp.int32, device=dev)
+        self._first_bad = wp.full(self._threads, 2**31 - 1, dtype=wp.int32, device=dev)
         self._layout_d = self._layout_arrays()
         self._batch = PlanBatch(
             status=self.arrays.plan_status, cost=self.arrays.plan_cost, length=self.arrays.plan_length,
@@ -275,13 +293,24 @@ class Brain:
         self.events = Events(self)
         self.tick_count = 0
         self.counters: Counter[str] = Counter()
-        self.stage_stats = {s: RunningSeries() for s in (*STAGES, "total")}
+        self.stage_stats = {s: RunningSeries() for s in (*STAGES, "search", "total")}
+        self._search_ms = 0.0
         self.idle_series = RunningSeries()
         self.seed = int(seed)
         self.capture = bool(capture) and self.device.is_cuda
         self._graph = None
         if world is not None:
             world.reset(self, self.seed)
+
+    def close(self) -> None:
+        """Stop the brain's worker threads (and the planner's); the arrays stay readable."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            super().__setattr__("_pool", None)
+            super().__setattr__("_threads", 1)
+        close = getattr(self.planner, "close", None)
+        if callable(close):
+            close()
 
     # --- the per-agent arrays ----------------------------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
@@ -301,7 +330,7 @@ class Brain:
     @property
     def action_counts(self) -> dict[str, int]:
         """Times each action was completed (DONE), by action name."""
-        counts = self._action_counts.numpy()
+        counts = self._action_counts.numpy().sum(axis=0)
         return {a.name: int(counts[i]) for i, a in enumerate(self.domain.actions)}
 
     # --- the tick ----------------------------------------------------------------------------------------------
@@ -318,6 +347,7 @@ class Brain:
 
         self.arrays.event_bits.zero_()
         self._counters.zero_()
+        self._search_ms = 0.0
         if self._graph is not None:
             self._wp.capture_launch(self._graph)
             lap("act")
@@ -331,7 +361,7 @@ class Brain:
             else:
                 self._stages(dt, lap)
         self.tick_count += 1
-        counts = self._counters.numpy()
+        counts = self._counters.numpy().sum(axis=0)
         events = {}
         for slot, name in _COUNTER_SLOTS.items():
             n = int(counts[slot])
@@ -343,6 +373,7 @@ class Brain:
         lap("metrics")
         for stage in STAGES:
             self.stage_stats[stage].add(ms.get(stage, 0.0))
+        self.stage_stats["search"].add(self._search_ms)
         self.stage_stats["total"].add((time.perf_counter() - start) * 1000.0)
         return TickStats(tick=self.tick_count, ms=ms, events=events)
 
@@ -369,10 +400,27 @@ class Brain:
         if dim:
             self._wp.launch(kernel, dim=dim, inputs=inputs, device=self.device)
 
+    def _launch_agents(self, kernel: Any, dim: int, inputs: list[Any]) -> None:
+        """Launch a per-agent kernel (its last two arguments: first row, counter row), in chunks on the CPU."""
+        if not dim:
+            return
+        chunks = self._threads if self._pool is not None and dim >= 2048 * self._threads else 1
+        if chunks == 1:
+            self._wp.launch(kernel, dim=dim, inputs=[*inputs, 0, 0], device=self.device)
+            return
+        size = -(-dim // chunks)
+        spans = [(k, k * size, min(size, dim - k * size)) for k in range(chunks) if k * size < dim]
+        futures = [
+            self._pool.submit(self._wp.launch, kernel, dim=n, inputs=[*inputs, first, k], device=self.device)
+            for k, first, n in spans
+        ]
+        for f in futures:
+            f.result()
+
     def _select(self) -> None:
         a, k = self.arrays, self._kernels
         scores = a.priorities if self.goal_scorer is None else self._scores()
-        self._launch(k.select_goals, self.n_agents, [
+        self._launch_agents(k.select_goals, self.n_agents, [
             self._tick, a.states, self._tables_d.goals, a.alive, a.priorities, scores, a.cooldown_until,
             a.pinned_goal, self.goal_hysteresis, a.goal, a.plan_length, a.step, a.needs_plan, a.replan_cause,
             a.action, a.action_ticks, a.event_bits, self._counters,
@@ -401,7 +449,7 @@ class Brain:
 
     def _validate(self) -> None:
         a = self.arrays
-        self._launch(self._kernels.validate_plans, self.n_agents, [
+        self._launch_agents(self._kernels.validate_plans, self.n_agents, [
             a.states, self._tables_d, a.alive, a.enabled, a.goal, a.plan, a.plan_length, a.step, a.action_status,
             a.needs_plan, a.replan_cause, a.action, a.action_ticks, a.event_bits, self._counters,
         ])
@@ -410,9 +458,9 @@ class Brain:
         wp, a, k, N = self._wp, self.arrays, self._kernels, self.n_agents
         if not N:
             return
-        self._launch(k.queue_requests, N, [a.alive, a.needs_plan, a.goal, a.waiting, self._flag])
+        self._launch_agents(k.queue_requests, N, [a.alive, a.needs_plan, a.goal, a.waiting, self._flag])
         wp.utils.array_scan(self._flag, self._pos, inclusive=False)
-        self._launch(k.compact_requests, N, [
+        self._launch_agents(k.compact_requests, N, [
             self._flag, self._pos, a.goal, a.priorities, self.plan_budget or 0, self._q_key, self._q_ids,
             self._q_count,
         ])
@@ -429,16 +477,19 @@ class Brain:
             dim = min(N, self.plan_budget or N)
             n = None
         planned_ids = self._q_ids[:dim]
+        t_search = time.perf_counter()
         if self._device_planner:
             self.planner.plan(a.states, a.goal, a.costs, a.enabled, agents=planned_ids,
-                              count=self._q_count[1:2], out=self._batch)
+                              count=self._q_count[1:2], out=self._batch,
+                              max_escalated_nodes=self.search_nodes_per_tick)
         else:
             self._plan_on_host(n if n is not None else int(self._q_count.numpy()[1]))
+        self._search_ms += (time.perf_counter() - t_search) * 1000.0
         if self.outcomes is not None:
             self._open_outcomes(self._q_ids.numpy()[: int(self._q_count.numpy()[1])])
         for hook in self.on_plan:
             hook(self, self._q_ids.numpy()[: int(self._q_count.numpy()[1])].copy())
-        self._launch(k.accept_plans, dim, [
+        self._launch_agents(k.accept_plans, dim, [
             self._tick, self._q_ids, self._q_count, self.cooldown_ticks, a.plan_status, a.plan_level,
             self._n_levels - 1, a.expanded, a.goal, a.plan_length, a.step, a.needs_plan, a.waiting,
             a.last_failure, a.cooldown_until, a.action, a.event_bits, self._counters,
@@ -473,7 +524,7 @@ class Brain:
 
     def _begin_actions(self) -> None:
         a = self.arrays
-        self._launch(self._kernels.begin_actions, self.n_agents, [
+        self._launch_agents(self._kernels.begin_actions, self.n_agents, [
             a.alive, a.goal, a.needs_plan, a.plan, a.plan_length, a.step, a.action, a.action_status,
             a.action_ticks, a.event_bits, self._counters,
         ])
@@ -482,7 +533,7 @@ class Brain:
         a = self.arrays
         if self.check_inputs:
             self._check_actions()
-        self._launch(self._kernels.finish_actions, self.n_agents, [
+        self._launch_agents(self._kernels.finish_actions, self.n_agents, [
             a.states, self._tables_d, int(self.apply_effects), a.alive, a.plan, a.plan_length, a.step, a.action,
             a.action_status, a.action_ticks, self._action_counts, a.event_bits, self._counters,
         ])
@@ -490,8 +541,8 @@ class Brain:
     # --- input checks (a debug pass the game may turn off) ------------------------------------------------------
     def _first_bad_agent(self, kernel: Any, inputs: list[Any]) -> int:
         self._first_bad.fill_(2**31 - 1)
-        self._launch(kernel, self.n_agents, [*inputs, self._first_bad])
-        bad = int(self._first_bad.numpy()[0])
+        self._launch_agents(kernel, self.n_agents, [*inputs, self._first_bad])
+        bad = int(self._first_bad.numpy().min())
         return -1 if bad == 2**31 - 1 else bad
 
     def _check_actions(self) -> None:
@@ -771,11 +822,16 @@ class Brain:
         return [self.domain.actions[a].name for a in plan[:length]]
 
     def summary(self, warmup: int = 0) -> dict[str, Any]:
-        """Per-stage ms (mean, p95) after ``warmup`` ticks, ms per tick, idle fraction, counters, actions done."""
+        """Per-stage ms (mean, p95) after ``warmup`` ticks, ms per tick, idle fraction, counters, actions done.
+
+        ``search`` is the part of the plan stage spent inside the planner; the rest of the tick is the engine's
+        own bookkeeping and the world.
+        """
         return {
             "ticks": self.tick_count,
             "ms_per_tick": self.stage_stats["total"].summary(warmup),
             "stages": {s: self.stage_stats[s].summary(warmup) for s in STAGES},
+            "search": self.stage_stats["search"].summary(warmup),
             "idle_fraction": self.idle_series.summary(warmup)["mean"],
             "counters": dict(self.counters),
             "action_counts": self.action_counts,
@@ -787,7 +843,7 @@ class Brain:
         out = {f"brain/{name}": arr for name, arr in self.arrays.host().items()}
         out["brain/tick_count"] = np.array(self.tick_count, dtype=np.int64)
         out["brain/counters"] = np.array(json.dumps(dict(self.counters), sort_keys=True))
-        out["brain/action_counts"] = self._action_counts.numpy().copy()
+        out["brain/action_counts"] = self._action_counts.numpy().sum(axis=0)
         if self.world is not None:
             out.update({f"world/{k}": np.asarray(v) for k, v in self.world.get_state().items()})
         return out
@@ -841,10 +897,10 @@ class Brain:
         tick_count = _scalar_int(data, "brain/tick_count", where)
         counters = _counters(data, where)
         action_counts = data.get("brain/action_counts")
+        n_counts = self._action_counts.shape[1]
         if (not isinstance(action_counts, np.ndarray) or action_counts.dtype != np.int64
-                or action_counts.shape != tuple(self._action_counts.shape) or (action_counts < 0).any()):
-            raise SnapshotError(f"{where}: field 'brain/action_counts' is not {self._action_counts.shape[0]} "
-                                "counts >= 0")
+                or action_counts.shape != (n_counts,) or (action_counts < 0).any()):
+            raise SnapshotError(f"{where}: field 'brain/action_counts' is not {n_counts} counts >= 0")
         if self.world is not None:
             world_arrays = {k[len("world/"):]: v for k, v in data.items() if k.startswith("world/")}
             try:
@@ -852,7 +908,9 @@ class Brain:
             except (ValueError, KeyError, TypeError) as e:
                 raise SnapshotError(f"{where}: world state: {e}") from None
         self.arrays.load(arrays)
-        self._wp.copy(self._action_counts, self._wp.array(action_counts, device=self.device))
+        rows = np.zeros(tuple(self._action_counts.shape), dtype=np.int64)
+        rows[0] = action_counts
+        self._wp.copy(self._action_counts, self._wp.array(rows, device=self.device))
         self._tick.fill_(tick_count)
         self.tick_count = tick_count
         self.counters = Counter(counters)

@@ -69,14 +69,15 @@ N_COUNTERS = 28
 def request_plan(
     i: int, cause: int, needs_plan: wp.array(dtype=wp.bool), replan_cause: wp.array(dtype=wp.int8),
     action: wp.array(dtype=wp.int32), action_ticks: wp.array(dtype=wp.int32), events: wp.array(dtype=wp.uint32),
-    counters: wp.array(dtype=wp.int64),
+    counters: wp.array2d(dtype=wp.int64),
+    chunk: int,
 ):
     needs_plan[i] = True
     replan_cause[i] = wp.int8(cause)
     action[i] = -1
     action_ticks[i] = 0
     events[i] = events[i] | EV_REPLAN
-    wp.atomic_add(counters, C_REPLAN + cause, wp.int64(1))
+    wp.atomic_add(counters, chunk, C_REPLAN + cause, wp.int64(1))
 
 
 @wp.kernel
@@ -98,14 +99,16 @@ def select_goals(
     action: wp.array(dtype=wp.int32),
     action_ticks: wp.array(dtype=wp.int32),
     events: wp.array(dtype=wp.uint32),
-    counters: wp.array(dtype=wp.int64),
+    counters: wp.array2d(dtype=wp.int64),
+    first: int,
+    chunk: int,
 ):
     """Each agent takes its best eligible goal (not holding, not cooling down, priority > 0), or its pinned goal.
 
     Scores (priorities, or a goal scorer's output) are compared with a bonus for the goal being pursued; ties go
     to the lower goal index. Reaching the current goal counts as an achievement and releases a pin.
     """
-    i = wp.tid()
+    i = wp.tid() + first
     if not alive[i]:
         return
     now = tick[0]
@@ -115,7 +118,7 @@ def select_goals(
         if goal_reached(states, i, gt, current):
             achieved = True
             events[i] = events[i] | EV_GOAL_ACHIEVED
-            wp.atomic_add(counters, C_GOALS_ACHIEVED, wp.int64(1))
+            wp.atomic_add(counters, chunk, C_GOALS_ACHIEVED, wp.int64(1))
             if pinned_goal[i] == current:
                 pinned_goal[i] = -1
     best = int(-1)
@@ -128,15 +131,17 @@ def select_goals(
         for g in range(gt.n_goals):
             if cooldown_until[i, g] > now or priorities[i, g] <= 0.0:
                 continue
-            if g != current or achieved:
-                if goal_reached(states, i, gt, g):
-                    continue
             s = scores[i, g]
             if g == current:
                 s = s + hysteresis
-            if best < 0 or s > best_score:
-                best = g
-                best_score = s
+            if best >= 0 and not s > best_score:
+                continue  # cannot win: skip the goal test
+            if g == current and not achieved:
+                pass  # the current goal was just tested: it does not hold
+            elif goal_reached(states, i, gt, g):
+                continue
+            best = g
+            best_score = s
     if best != current:
         goal[i] = best
         plan_length[i] = 0
@@ -147,9 +152,9 @@ def select_goals(
         if best < 0:
             needs_plan[i] = False
         elif achieved or current < 0:
-            request_plan(i, CAUSE_NEW_GOAL, needs_plan, replan_cause, action, action_ticks, events, counters)
+            request_plan(i, CAUSE_NEW_GOAL, needs_plan, replan_cause, action, action_ticks, events, counters, chunk)
         else:
-            request_plan(i, CAUSE_GOAL_CHANGED, needs_plan, replan_cause, action, action_ticks, events, counters)
+            request_plan(i, CAUSE_GOAL_CHANGED, needs_plan, replan_cause, action, action_ticks, events, counters, chunk)
 
 
 @wp.kernel
@@ -168,24 +173,26 @@ def validate_plans(
     action: wp.array(dtype=wp.int32),
     action_ticks: wp.array(dtype=wp.int32),
     events: wp.array(dtype=wp.uint32),
-    counters: wp.array(dtype=wp.int64),
+    counters: wp.array2d(dtype=wp.int64),
+    first: int,
+    chunk: int,
 ):
     """An agent with a plan needs a new one when its last action failed, its plan ran out without reaching the
     goal, or its current action no longer applies (preconditions false, or disabled)."""
-    i = wp.tid()
+    i = wp.tid() + first
     if not alive[i] or goal[i] < 0 or needs_plan[i]:
         return
     if action_status[i] == wp.int8(FAILED):
         action_status[i] = wp.int8(RUNNING)
-        request_plan(i, CAUSE_ACTION_FAILED, needs_plan, replan_cause, action, action_ticks, events, counters)
+        request_plan(i, CAUSE_ACTION_FAILED, needs_plan, replan_cause, action, action_ticks, events, counters, chunk)
         return
     s = step[i]
     if s >= plan_length[i]:
-        request_plan(i, CAUSE_PLAN_FINISHED, needs_plan, replan_cause, action, action_ticks, events, counters)
+        request_plan(i, CAUSE_PLAN_FINISHED, needs_plan, replan_cause, action, action_ticks, events, counters, chunk)
         return
     a = plan[i, s]
     if not enabled[i, a] or not is_applicable(states, i, tables, a):
-        request_plan(i, CAUSE_INVALID, needs_plan, replan_cause, action, action_ticks, events, counters)
+        request_plan(i, CAUSE_INVALID, needs_plan, replan_cause, action, action_ticks, events, counters, chunk)
 
 
 @wp.kernel
@@ -195,9 +202,11 @@ def queue_requests(
     goal: wp.array(dtype=wp.int32),
     waiting: wp.array(dtype=wp.int32),
     flag: wp.array(dtype=wp.int32),
+    first: int,
+    chunk: int,
 ):
     """Flag the agents that need a plan; each waits one tick more."""
-    i = wp.tid()
+    i = wp.tid() + first
     if alive[i] and needs_plan[i] and goal[i] >= 0:
         waiting[i] = waiting[i] + 1
         flag[i] = 1
@@ -215,11 +224,13 @@ def compact_requests(
     q_key: wp.array(dtype=wp.float32),
     q_ids: wp.array(dtype=wp.int32),
     q_count: wp.array(dtype=wp.int32),
+    first: int,
+    chunk: int,
 ):
     """Scatter the flagged agents to the front of the queue in index order (``pos`` is the exclusive scan of
     ``flag``), keyed by descending goal priority; the rest of the queue is padded to sort last.
     ``q_count`` gets [requests, requests planned this tick]."""
-    i = wp.tid()
+    i = wp.tid() + first
     n = flag.shape[0]
     count = pos[n - 1] + flag[n - 1]
     if flag[i] != 0:
@@ -273,20 +284,22 @@ def accept_plans(
     cooldown_until: wp.array2d(dtype=wp.int64),
     action: wp.array(dtype=wp.int32),
     events: wp.array(dtype=wp.uint32),
-    counters: wp.array(dtype=wp.int64),
+    counters: wp.array2d(dtype=wp.int64),
+    first: int,
+    chunk: int,
 ):
     """Take the planner's results for the agents planned this tick: a plan starts at step 0; a goal that already
     holds waits for the next selection; a failed search cools that goal down and drops it; a search that ran out
     of its pool below the largest level stays queued for a later tick (deferred)."""
-    t = wp.tid()
+    t = wp.tid() + first
     if t >= q_count[1]:
         return
     i = q_ids[t]
     st = int(plan_status[i])
-    wp.atomic_add(counters, C_PLANS_REQUESTED, wp.int64(1))
-    wp.atomic_add(counters, C_NODES_EXPANDED, wp.int64(expanded[i]))
+    wp.atomic_add(counters, chunk, C_PLANS_REQUESTED, wp.int64(1))
+    wp.atomic_add(counters, chunk, C_NODES_EXPANDED, wp.int64(expanded[i]))
     if st == ST_BUDGET and int(plan_level[i]) < max_level:
-        wp.atomic_add(counters, C_PLANS_DEFERRED, wp.int64(1))
+        wp.atomic_add(counters, chunk, C_PLANS_DEFERRED, wp.int64(1))
         plan_length[i] = 0
         return
     needs_plan[i] = False
@@ -296,10 +309,10 @@ def accept_plans(
     action[i] = -1
     if st == ST_OK:
         events[i] = events[i] | EV_PLAN_FOUND
-        wp.atomic_add(counters, C_PLANS_MADE, wp.int64(1))
+        wp.atomic_add(counters, chunk, C_PLANS_MADE, wp.int64(1))
     elif st == ST_SATISFIED:
         plan_length[i] = 0
-        wp.atomic_add(counters, C_PLANS_SATISFIED, wp.int64(1))
+        wp.atomic_add(counters, chunk, C_PLANS_SATISFIED, wp.int64(1))
     else:
         plan_length[i] = 0
         last_failure[i] = wp.int8(st)
@@ -308,8 +321,8 @@ def accept_plans(
             cooldown_until[i, g] = tick[0] + wp.int64(cooldown_ticks)
         goal[i] = -1
         events[i] = events[i] | EV_PLAN_FAILED
-        wp.atomic_add(counters, C_PLANS_FAILED, wp.int64(1))
-        wp.atomic_add(counters, C_FAILED_STATUS + st, wp.int64(1))
+        wp.atomic_add(counters, chunk, C_PLANS_FAILED, wp.int64(1))
+        wp.atomic_add(counters, chunk, C_FAILED_STATUS + st, wp.int64(1))
 
 
 @wp.kernel
@@ -324,14 +337,16 @@ def begin_actions(
     action_status: wp.array(dtype=wp.int8),
     action_ticks: wp.array(dtype=wp.int32),
     events: wp.array(dtype=wp.uint32),
-    counters: wp.array(dtype=wp.int64),
+    counters: wp.array2d(dtype=wp.int64),
+    first: int,
+    chunk: int,
 ):
     """Set each agent's current action (its plan's step, or -1); an action with no ticks behind it starts now."""
-    i = wp.tid()
+    i = wp.tid() + first
     if not alive[i]:
         action[i] = -1
         return
-    wp.atomic_add(counters, C_ALIVE, wp.int64(1))
+    wp.atomic_add(counters, chunk, C_ALIVE, wp.int64(1))
     current = int(-1)
     if goal[i] >= 0 and not needs_plan[i] and step[i] < plan_length[i]:
         current = plan[i, step[i]]
@@ -339,12 +354,12 @@ def begin_actions(
         action[i] = current
         action_ticks[i] = 0
     if current < 0:
-        wp.atomic_add(counters, C_IDLE, wp.int64(1))
+        wp.atomic_add(counters, chunk, C_IDLE, wp.int64(1))
         return
     action_status[i] = wp.int8(RUNNING)
     if action_ticks[i] == 0:
         events[i] = events[i] | EV_ACTION_STARTED
-        wp.atomic_add(counters, C_ACTIONS_STARTED, wp.int64(1))
+        wp.atomic_add(counters, chunk, C_ACTIONS_STARTED, wp.int64(1))
 
 
 @wp.kernel
@@ -359,13 +374,15 @@ def finish_actions(
     action: wp.array(dtype=wp.int32),
     action_status: wp.array(dtype=wp.int8),
     action_ticks: wp.array(dtype=wp.int32),
-    action_counts: wp.array(dtype=wp.int64),
+    action_counts: wp.array2d(dtype=wp.int64),
     events: wp.array(dtype=wp.uint32),
-    counters: wp.array(dtype=wp.int64),
+    counters: wp.array2d(dtype=wp.int64),
+    first: int,
+    chunk: int,
 ):
     """Close the tick's actions: DONE applies the action's effects and moves to the next step (which becomes the
     current action), FAILED stops the agent (validation replans it next tick), RUNNING counts a tick."""
-    i = wp.tid()
+    i = wp.tid() + first
     a = action[i]
     if not alive[i] or a < 0:
         return
@@ -376,8 +393,8 @@ def finish_actions(
         s = step[i] + 1
         step[i] = s
         events[i] = events[i] | EV_ACTION_FINISHED
-        wp.atomic_add(counters, C_ACTIONS_DONE, wp.int64(1))
-        wp.atomic_add(action_counts, a, wp.int64(1))
+        wp.atomic_add(counters, chunk, C_ACTIONS_DONE, wp.int64(1))
+        wp.atomic_add(action_counts, chunk, a, wp.int64(1))
         nxt = int(-1)
         if s < plan_length[i]:
             nxt = plan[i, s]
@@ -386,7 +403,7 @@ def finish_actions(
         action_status[i] = wp.int8(RUNNING)
     elif st == wp.int8(FAILED):
         events[i] = events[i] | EV_ACTION_FAILED
-        wp.atomic_add(counters, C_ACTIONS_FAILED, wp.int64(1))
+        wp.atomic_add(counters, chunk, C_ACTIONS_FAILED, wp.int64(1))
         action[i] = -1
         action_ticks[i] = 0
     else:
@@ -405,15 +422,17 @@ def check_actions(
     action_status: wp.array(dtype=wp.int8),
     n_actions: int,
     first_bad: wp.array(dtype=wp.int32),
+    first: int,
+    chunk: int,
 ):
     """The lowest agent whose action index or action status is out of range (debug validation)."""
-    i = wp.tid()
+    i = wp.tid() + first
     if not alive[i]:
         return
     a = action[i]
     st = int(action_status[i])
     if a < -1 or a >= n_actions or st < 0 or st > 2:
-        wp.atomic_min(first_bad, 0, i)
+        wp.atomic_min(first_bad, chunk, i)
 
 
 @wp.kernel
@@ -426,19 +445,21 @@ def check_states(
     fact_hi: wp.array(dtype=wp.uint64),
     used_bits: wp.array(dtype=wp.uint64),
     first_bad: wp.array(dtype=wp.int32),
+    first: int,
+    chunk: int,
 ):
     """The lowest agent whose packed state holds a field above its range or bits outside every field."""
-    i = wp.tid()
+    i = wp.tid() + first
     if not alive[i]:
         return
     for w in range(states.shape[1]):
         if (states[i, w] & ~used_bits[w]) != wp.uint64(0):
-            wp.atomic_min(first_bad, 0, i)
+            wp.atomic_min(first_bad, chunk, i)
             return
     for f in range(fact_word.shape[0]):
         v = (states[i, fact_word[f]] >> wp.uint64(fact_shift[f])) & fact_mask[f]
         if v > fact_hi[f]:
-            wp.atomic_min(first_bad, 0, i)
+            wp.atomic_min(first_bad, chunk, i)
             return
 
 
