@@ -328,6 +328,18 @@ class Brain:
         return int(self.arrays.alive.numpy().sum())
 
     @property
+    def host_bytes_per_tick(self) -> int:
+        """Bytes a tick reads back from the device: the tick's counters, plus the input checks' first bad agent
+        when ``check_inputs`` is on, plus the request count on the CPU (a free read there). Nothing else crosses
+        unless the caller asks (a goal scorer that returns host arrays, outcome logging, ``on_plan`` hooks)."""
+        n = self._counters.shape[0] * self._counters.shape[1] * 8
+        if self.check_inputs:
+            n += 2 * 4 * self._first_bad.shape[0]
+        if self.device.is_cpu:
+            n += 8
+        return n
+
+    @property
     def action_counts(self) -> dict[str, int]:
         """Times each action was completed (DONE), by action name."""
         counts = self._action_counts.numpy().sum(axis=0)
