@@ -537,3 +537,16 @@ def test_stages_in_cpu_chunks_match_one_chunk():
         hashes.append(brain.state_hash())
         counters.append(dict(brain.counters))
     assert hashes[0] == hashes[1] and counters[0] == counters[1]
+
+
+def test_torch_views_share_memory_with_the_brain():
+    torch = pytest.importorskip("torch")
+    import warp as wp
+
+    brain, _ = make(4)
+    goal = wp.to_torch(brain.goal)
+    goal[1] = 1
+    assert brain.goal.numpy()[1] == 1
+    states = wp.to_torch(brain.states.view(wp.int64)) if hasattr(brain.states, "view") else None
+    if states is not None:
+        assert states.dtype == torch.int64 and tuple(states.shape) == tuple(brain.states.shape)
