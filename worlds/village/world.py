@@ -185,9 +185,10 @@ WORK_RADIUS = 10.0  # a work action walks at most this far to a site it reserves
 SPREAD = 4.0  # cells of noise in how near a free site looks to each agent
 WALK_RINGS = 6  # rings of field cells a walk searches around itself for a free site
 SEARCH = 3  # then rings around the nearest available site the field knows of
-FIELDS_PER_TICK = 2  # dynamic kinds whose field is rebuilt each tick
+COST_EVERY = 4  # ticks between refreshes of an agent's walking costs (at once when it is about to plan)
+FIELDS_PER_TICK = 1  # dynamic kinds whose field is rebuilt each tick
 MAX_PER_CELL = 32  # sites of one kind looked at per field cell (a bound on the search loop)
-CLAIM_ROUNDS = 4
+CLAIM_ROUNDS = 3
 MAX_WAIT = 12  # ticks an action waits for a free site before it fails
 HYSTERESIS = 2.0  # priority bonus of the goal an agent already pursues
 NO_SITE_COST = 1000.0
@@ -230,6 +231,7 @@ C_WORK_RADIUS = wp.constant(WORK_RADIUS)
 C_NO_SITE_COST = wp.constant(NO_SITE_COST)
 C_HYSTERESIS = wp.constant(HYSTERESIS)
 C_TOOL_P = wp.constant(TOOL_P)
+C_COST_EVERY = wp.constant(COST_EVERY)
 C_N_TALLIES = wp.constant(len(TALLIES))
 T_TAKEN, T_WAITED, T_NO_SITE = (wp.constant(TALLIES.index(t)) for t in ("actions_taken", "actions_waited",
                                                                            "actions_failed_no_site"))
@@ -304,9 +306,6 @@ def is_free(g: Grid, s: int) -> bool:
     return g.site_owner[s] < 0 and (g.site_max[s] == 0 or g.site_stock[s] > 0)
 
 
-@wp.func
-def every(tick: wp.int64, phase: int, period: int) -> bool:
-    return (tick + wp.int64(phase)) % wp.int64(period) == wp.int64(0)
 
 
 @wp.func
@@ -325,6 +324,9 @@ def sense_kernel(
     enabled: wp.array2d(dtype=wp.bool),
     goal: wp.array(dtype=wp.int32),
     alive: wp.array(dtype=wp.bool),
+    step: wp.array(dtype=wp.int32),
+    plan_length: wp.array(dtype=wp.int32),
+    action_status: wp.array(dtype=wp.int8),
     fl: Facts,
     g: Grid,
     ac: Acts,
@@ -337,7 +339,7 @@ def sense_kernel(
     trade_goals: wp.array2d(dtype=wp.float32),
     tick: wp.int64,
     rng_seed: int,
-    periods: wp.array(dtype=wp.int32),
+    due: wp.array(dtype=wp.int32),
     storm_p: float,
     market_open: int,
     speed: float,
@@ -346,21 +348,21 @@ def sense_kernel(
     if not alive[i]:
         return
     hunger = get_fact(states, i, fl, F_HUNGER)
-    if every(tick, phase[i, 0], periods[0]):
+    if phase[i, 0] == due[0]:
         hunger = wp.min(hunger + 1, 5)
         set_fact(states, i, fl, F_HUNGER, hunger)
     fatigue = get_fact(states, i, fl, F_FATIGUE)
-    if every(tick, phase[i, 1], periods[1]):
+    if phase[i, 1] == due[1]:
         fatigue = wp.min(fatigue + 1, 5)
         set_fact(states, i, fl, F_FATIGUE, fatigue)
-    if every(tick, phase[i, 2], periods[2]):  # the village uses what the stockpile holds
+    if phase[i, 2] == due[2]:  # the village uses what the stockpile holds
         set_fact(states, i, fl, F_STOCK_WOOD, wp.max(get_fact(states, i, fl, F_STOCK_WOOD) - 1, 0))
         set_fact(states, i, fl, F_STOCK_FOOD, wp.max(get_fact(states, i, fl, F_STOCK_FOOD) - 1, 0))
-    if every(tick, phase[i, 3], periods[3]):
+    if phase[i, 3] == due[3]:
         set_fact(states, i, fl, F_FIRE, 0)
-    if every(tick, phase[i, 4], periods[4]):
+    if phase[i, 4] == due[4]:
         set_fact(states, i, fl, F_TAX, 0)
-    if every(tick, phase[i, 5], periods[5]):  # a merchant buys one forged tool
+    if phase[i, 5] == due[5]:  # a merchant buys one forged tool
         tools = get_fact(states, i, fl, F_TOOLS)
         if tools > 0:
             set_fact(states, i, fl, F_TOOLS, tools - 1)
@@ -377,30 +379,6 @@ def sense_kernel(
     if bush >= 0:
         berries = wp.clamp(g.site_stock[bush], 1, 3)  # the field may be a few ticks stale: berries grow there
     set_fact(states, i, fl, F_BERRIES, berries)
-
-    # Costs: walking time to the nearest available site of each place (the forest: a tree or a bush), in units of
-    # TICKS_PER_COST ticks, the domain cost at least. Enabled: a site of the kind exists (for gathering: has stock).
-    # The work actions' costs depend on the trade only and are written once (`work_costs_kernel`).
-    for m in range(ac.moves.shape[0]):
-        a = ac.moves[m]
-        k = ac.place_kind[ac.move_place[a]]
-        s = int(-1)
-        if k == K_HOUSE:
-            s = home[i]
-        else:
-            s = g.field[k, cell]
-            if s < 0:
-                s = g.nearest[k, cell]
-        d = C_NO_SITE_COST
-        if s >= 0:
-            d = wp.length(g.site_pos[s] - p) / speed
-        if k == K_TREE and bush >= 0:
-            d = wp.min(d, wp.length(g.site_pos[bush] - p) / speed)
-        costs[i, a] = wp.max(d, ac.base_cost[a])
-        enabled[i, a] = s >= 0
-    for m in range(ac.gathers.shape[0]):
-        a = ac.gathers[m]
-        enabled[i, a] = g.field[ac.kind[a], cell] >= 0
 
     # Priorities: needs grow with hunger and fatigue, the rest at a per-agent base level; the current goal keeps
     # a bonus; the taxman is only at the market while it is open.
@@ -422,6 +400,35 @@ def sense_kernel(
         if goal[i] == q and pr > 0.0:
             pr = pr + C_HYSTERESIS
         priorities[i, q] = pr
+
+    # Costs: walking time to the nearest available site of each place (the forest: a tree or a bush), in units of
+    # TICKS_PER_COST ticks, the domain cost at least. Enabled: a site of the kind exists (for gathering: has stock).
+    # The work actions' costs depend on the trade only and are written once (`work_costs_kernel`). Walking costs
+    # matter when the agent plans: they are refreshed every COST_EVERY ticks, and at once for an agent whose plan
+    # has run out or whose action failed (the ones about to plan).
+    for m in range(ac.gathers.shape[0]):
+        a = ac.gathers[m]
+        enabled[i, a] = g.field[ac.kind[a], cell] >= 0
+    refresh = (wp.int64(i) + tick) % wp.int64(C_COST_EVERY) == wp.int64(0)
+    if not refresh and step[i] < plan_length[i] and action_status[i] != FAILED_S:
+        return
+    for m in range(ac.moves.shape[0]):
+        a = ac.moves[m]
+        k = ac.place_kind[ac.move_place[a]]
+        s = int(-1)
+        if k == K_HOUSE:
+            s = home[i]
+        else:
+            s = g.field[k, cell]
+            if s < 0:
+                s = g.nearest[k, cell]
+        d = C_NO_SITE_COST
+        if s >= 0:
+            d = wp.length(g.site_pos[s] - p) / speed
+        if k == K_TREE and bush >= 0:
+            d = wp.min(d, wp.length(g.site_pos[bush] - p) / speed)
+        costs[i, a] = wp.max(d, ac.base_cost[a])
+        enabled[i, a] = s >= 0
 
 
 # --- act --------------------------------------------------------------------------------------------------------
@@ -596,6 +603,8 @@ def bid_kernel(
     if best >= 0:
         choice[i] = best
         wp.atomic_min(bid, best, i)
+    else:
+        want[i] = -2 - k  # nothing free in sight: no more rounds this tick (nothing frees up within a tick)
 
 
 @wp.kernel
@@ -646,7 +655,7 @@ def advance_kernel(
     a = action[i]
     if a < 0:
         return
-    if want[i] >= 0:  # no site reserved yet: wait a few ticks, then give up
+    if want[i] != -1:  # no site reserved yet (-2 - kind: none was free in sight): wait a few ticks, then give up
         waited[i] = waited[i] + 1
         if waited[i] > C_MAX_WAIT or found_any[i] == 0:
             action_status[i] = FAILED_S
@@ -773,6 +782,7 @@ def start_kernel(
     positions: wp.array(dtype=wp.vec2),
     trade: wp.array(dtype=wp.int32),
     trade_cum: wp.array(dtype=wp.float32),
+    periods: wp.array(dtype=wp.int32),
     phase: wp.array2d(dtype=wp.int32),
     personality: wp.array2d(dtype=wp.float32),
     seed: int,
@@ -802,7 +812,7 @@ def start_kernel(
     set_fact(states, i, fl, F_PICK, int(pick))
     set_fact(states, i, fl, F_HOUSE, int(wp.randf(rng) < 0.5))
     for j in range(phase.shape[1]):
-        phase[i, j] = wp.randi(rng, 0, 10000)
+        phase[i, j] = wp.randi(rng, 0, periods[j])
     for q in range(personality.shape[1]):
         personality[i, q] = wp.randf(rng, 0.7, 1.3)
     h = g.site_pos[home[i]]
@@ -1046,7 +1056,7 @@ class VillageWorld:
             wp.launch(start_kernel, dim=N, device=dev, inputs=[
                 b["states"], self._facts, self._g, self.home, self._positions, self.trade,
                 wp.array(np.cumsum(TRADE_SHARE)[:-1].astype(np.float32), dtype=wp.float32, device=dev),
-                self.phase, self.personality,
+                self._periods, self.phase, self.personality,
                 self.seed, float(self.width), float(self.height)])
             wp.launch(work_costs_kernel, dim=N, device=dev, inputs=[b["costs"], b["enabled"], self.trade, self._acts])
 
@@ -1104,8 +1114,10 @@ class VillageWorld:
         for k, q in REGROW_P.items():
             regrow[k] = q
         self._regrow_p = wp.array(regrow, dtype=wp.float32, device=dev)
-        self._periods = wp.array([HUNGER_EVERY, FATIGUE_EVERY, VILLAGE_USES_EVERY, FIRE_BURNS_EVERY, TAX_EVERY,
-                                  TOOL_ORDER_EVERY], dtype=wp.int32, device=dev)
+        self._period_values = np.array([HUNGER_EVERY, FATIGUE_EVERY, VILLAGE_USES_EVERY, FIRE_BURNS_EVERY, TAX_EVERY,
+                                        TOOL_ORDER_EVERY], dtype=np.int64)
+        self._periods = wp.array(self._period_values.astype(np.int32), dtype=wp.int32, device=dev)
+        self._due = wp.zeros(len(self._period_values), dtype=wp.int32, device=dev)
 
     def _grid(self) -> Grid:
         g = Grid()
@@ -1182,9 +1194,10 @@ class VillageWorld:
         cmds: dict[str, Any] = {}
         if N:
             cmds["sense"] = rec(sense_kernel, N, [
-                b["states"], b["priorities"], b["costs"], b["enabled"], b["goal"], b["alive"], self._facts, g,
+                b["states"], b["priorities"], b["costs"], b["enabled"], b["goal"], b["alive"], b["step"],
+                b["plan_length"], b["action_status"], self._facts, g,
                 self._acts, self._positions, self.home, self.trade, self.phase, self.personality, self._goal_priority,
-                self._trade_goals, wp.int64(0), 0, self._periods, STORM_P, 1, SPEED * TICKS_PER_COST])
+                self._trade_goals, wp.int64(0), 0, self._due, STORM_P, 1, SPEED * TICKS_PER_COST])
             cmds["begin"] = rec(begin_kernel, N, [
                 b["action"], b["action_ticks"], b["plan"], b["step"], b["plan_length"], b["alive"], g, self._acts,
                 self._positions, self.home, self.cur_action, self.target, self.claim, self.progress, self.waited,
@@ -1207,6 +1220,8 @@ class VillageWorld:
         cmd = self._launches(brain)["sense"]
         now = int(brain.tick_count)
         cmd.set_param_by_name("tick", wp.int64(now))
+        # A timer of period P fires for the agents whose phase is (-tick) mod P: (tick + phase) % P == 0.
+        self._due.assign(np.asarray((-now) % self._period_values, dtype=np.int32))
         cmd.set_param_by_name("rng_seed", self._tick_seed(1))
         cmd.set_param_by_name("market_open", int((now % DAY) < DAY * 5 // 6))
         cmd.launch()
