@@ -195,6 +195,13 @@ class Renderer:
         self.terrain = pygame.surfarray.make_surface(np.ascontiguousarray(bg.transpose(1, 0, 2))) if bg is not None \
             else None
         self.sites = view.sites()
+        seen: set[tuple[str, tuple[int, ...], str]] = set()
+        self.legend_sites: list[SiteGroup] = []  # one per kind: a world may give a kind as several groups
+        for group in self.sites:
+            key = (group.label, tuple(group.colour), group.shape)
+            if key not in seen:
+                seen.add(key)
+                self.legend_sites.append(group)
         self.walls = view.walls()
         self.last_radius = 2
 
@@ -496,7 +503,7 @@ class Renderer:
         y += self.small.get_linesize() + 2
         lh = self.small.get_linesize()
         team_rows = 3 if self.view.team_shapes else 0
-        site_rows = (len(self.sites) + 2) if self.sites else 0
+        site_rows = (len(self.legend_sites) + 2) if self.legend_sites else 0
         reserve = (team_rows + site_rows + 1 + (1 if dead else 0)) * lh + 12
         room = max(len(self.groups) + 1, (rect.bottom - y - reserve) // lh)
         rows = self.legend_rows(counts, room)
@@ -537,17 +544,12 @@ class Renderer:
                 screen.blit(self.text(label, TEXT, self.small), (x + 15, y))
                 y += lh
             y += 6
-        if self.sites and y + 2 * lh <= rect.bottom:
+        if self.legend_sites and y + 2 * lh <= rect.bottom:
             screen.blit(self.text("Sites", STYLE_COLOURS["header"], self.small), (x, y))
             y += lh + 2
-            shown: set[tuple[str, tuple[int, int, int], str]] = set()
-            for group in self.sites:
+            for group in self.legend_sites:
                 if y + lh > rect.bottom:
                     break
-                key = (group.label, tuple(group.colour), group.shape)
-                if key in shown:  # a world may give one kind of site as several groups: list it once
-                    continue
-                shown.add(key)
                 icon = self.stamp(group, 13 if group.letter else 11)
                 screen.blit(icon, (x - 1, y + (lh - icon.get_height()) // 2))
                 label = self._fit(group.label, self.small, rect.right - 10 - (x + 15))
