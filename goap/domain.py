@@ -31,6 +31,9 @@ MAX_PRIORITY = 1e30
 #: values), and the range may hold at most 2**62 values (the widest field a state word takes).
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 MAX_INT_VALUES = 2**62
+#: Most bytes the encoded tables of a domain may take (four words per action and state word, two per goal), so
+#: that a file of a few megabytes cannot ask `goap.encoding.encode` for gigabytes.
+MAX_TABLE_BYTES = 2**30
 
 _NAME_RE = re.compile(r"[^\s=\"'\[\]{}#]+")
 _OPS_TEXT = " ".join(CONDITION_OPS)
@@ -291,6 +294,15 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
     actions_spec = spec.get("actions", {})
     if not isinstance(actions_spec, Mapping) or not actions_spec:
         raise fail("'actions' must be a non-empty table of actions", None, ("actions",))
+    goals_spec = spec.get("goals", {})
+    words = max(1, -(-sum(max(1, (f.max - f.min).bit_length()) for f in facts) // 64))
+    table_bytes = 8 * words * (4 * len(actions_spec) + 2 * (len(goals_spec) if isinstance(goals_spec, Mapping) else 0))
+    if table_bytes > MAX_TABLE_BYTES:
+        raise fail(
+            f"too large to encode: {len(actions_spec):,} actions over {len(facts):,} facts ({words:,} state words) "
+            f"need at least {table_bytes / 2**20:,.0f} MiB of tables (at most {MAX_TABLE_BYTES // 2**20:,} MiB)",
+            None, ("actions",),
+        )
     for aname, aspec in actions_spec.items():
         item = _item("action", aname)
         problem = name_error(aname)
@@ -321,7 +333,6 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
         actions.append(Action(name=str(aname), cost=float(cost), pre=tuple(pre), effects=tuple(effects)))
 
     goals = []
-    goals_spec = spec.get("goals", {})
     if not isinstance(goals_spec, Mapping):
         raise fail("'goals' must be a table of goals", None, ("goals",))
     for gname, gspec in goals_spec.items():

@@ -25,12 +25,22 @@ def load_domain(path: str | Path) -> Domain:
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise DomainError(f"unknown domain file type '{path.suffix}' (expected .toml or .json)", file=str(path))
-    return loads_domain(read_text(path), fmt=fmt, file=str(path))
+    return loads_domain(read_text(path, MAX_FILE_BYTES), fmt=fmt, file=str(path))
 
 
-def read_text(path: Path) -> str:
-    """A UTF-8 text file, or a DomainError naming it."""
+#: Largest domain file read (a domain of a million actions fits): checked before reading, so that memory stays
+#: bounded by the limit and not by whatever file was named.
+MAX_FILE_BYTES = 64 * 2**20
+
+
+def read_text(path: Path, limit: int | None = MAX_FILE_BYTES) -> str:
+    """A UTF-8 text file of at most ``limit`` bytes (None: any size), or a DomainError naming it."""
     try:
+        if path.is_dir():
+            raise DomainError("is a directory, not a file", file=str(path))
+        if limit is not None and path.is_file() and path.stat().st_size > limit:
+            size = path.stat().st_size
+            raise DomainError(f"too large: {size:,} bytes (at most {limit:,})", file=str(path))
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise DomainError("no such file", file=str(path)) from None

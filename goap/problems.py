@@ -41,7 +41,7 @@ def load_problems(path: str | Path, tables: DomainTables) -> ProblemSet:
     if str(path) == "-":
         return parse_problems(read_stdin(), tables, file=STDIN_NAME)
     path = Path(path)
-    return parse_problems(read_text(path), tables, file=str(path))
+    return parse_problems(read_text(path, limit=None), tables, file=str(path))
 
 
 def read_stdin() -> str:

@@ -251,3 +251,26 @@ def test_problem_output_is_always_valid_json(capsys, tmp_path):
     assert [json.loads(line, parse_constant=strict)["id"] for line in out.splitlines()] == [
         1.5, "\u2028", 12345678901234567890123
     ]
+
+
+# --- sizes checked before allocating ---------------------------------------------------------------------------
+def test_a_domain_whose_tables_would_take_gigabytes_is_refused_before_encoding():
+    from goap.domain import MAX_TABLE_BYTES, domain_from_spec
+
+    facts = {f"f{i}": False for i in range(20_000)}  # 313 state words
+    actions = {f"a{i}": {"cost": 1, "effects": {"f0": True}} for i in range(110_000)}
+    with pytest.raises(DomainError, match=r"too large to encode: 110,000 actions over 20,000 facts \(313 state words"):
+        domain_from_spec({"name": "big", "facts": facts, "actions": actions})
+    assert 8 * 313 * 4 * 110_000 > MAX_TABLE_BYTES > 8 * 313 * 4 * 100_000
+
+
+def test_a_domain_file_over_the_size_limit_is_refused_unread(tmp_path, monkeypatch):
+    import goap.domain_file as domain_file
+
+    path = tmp_path / "big.toml"
+    path.write_text(BASE.read_text() + "# " + "x" * 5000 + "\n")
+    monkeypatch.setattr(domain_file, "MAX_FILE_BYTES", 4096)
+    with pytest.raises(DomainError) as exc:
+        load_domain(path)
+    assert str(exc.value) == f"{path}: too large: {path.stat().st_size:,} bytes (at most 4,096)"
+    assert load_domain(BASE).name == "t"  # a file under the limit loads

@@ -1,0 +1,273 @@
+"""Fuzzing the `goap` command with mutated domain, problem and PDDL files.
+
+Hypothesis (seeded, a bounded number of examples) mutates seed files, both as text (tokens inserted, spans cut or
+replaced, lines doubled or dropped) and as structure (a JSON value swapped for another: huge or negative numbers,
+NaN, nested lists, strange strings), and every batch runs in one child process that caps its own address space
+(`resource.setrlimit(RLIMIT_AS)`) and gives each command an alarm. Every command must exit 0 or 1; on 1 its last
+stderr line is `goap: error: ...` naming one of its files; nothing prints a traceback, hits the memory cap or
+outlives the alarm.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+resource = pytest.importorskip("resource")  # POSIX only
+
+ROOT = Path(__file__).resolve().parent.parent
+INPUTS = ROOT / "tests" / "inputs"
+PDDL = ROOT / "benchmarks" / "pddl"
+
+MEMORY_LIMIT = 1536 * 2**20  # bytes of address space for the child (the CLI alone needs about 160 MB)
+PER_COMMAND_S = 20  # the alarm for one command
+BATCH = 10  # files per example (one child process each)
+EXAMPLES = int(os.environ.get("GOAP_FUZZ_EXAMPLES", "5"))  # per test; raise it for a longer campaign
+
+# The child: caps its memory, then runs each argv through goap.cli.main with an alarm, and reports as JSON.
+CHILD = r"""
+import contextlib, io, json, resource, signal, sys, time, traceback
+limit, per_command = int(sys.argv[1]), int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+from goap.cli import main
+
+class Hang(BaseException):
+    pass
+
+def alarm(*_):
+    raise Hang()
+
+signal.signal(signal.SIGALRM, alarm)
+results = []
+for argv in json.load(sys.stdin):
+    out, err = io.StringIO(), io.StringIO()
+    t0 = time.perf_counter()
+    signal.alarm(per_command)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as e:
+                code = e.code
+    except Hang:
+        code = "hang"
+    except BaseException:  # what would reach the user as a traceback (MemoryError under the cap included)
+        code = "traceback"
+        err.write(traceback.format_exc())
+    finally:
+        signal.alarm(0)
+    text = err.getvalue()
+    lines = text.strip().splitlines() or [""]
+    results.append({"argv": argv, "code": code, "stderr": text[:3000], "last_line": lines[-1][:1000],
+                    "traceback": "Traceback" in text, "seconds": time.perf_counter() - t0})
+json.dump(results, sys.__stdout__)
+"""
+
+
+def run_batch(commands: list[list[str]]) -> list[dict]:
+    r = subprocess.run(
+        [sys.executable, "-c", CHILD, str(MEMORY_LIMIT), str(PER_COMMAND_S)], input=json.dumps(commands),
+        capture_output=True, text=True, timeout=PER_COMMAND_S * len(commands) + 60, cwd=ROOT,
+    )
+    assert r.returncode == 0, f"the child died (memory cap or crash): {r.returncode}\n{r.stderr[-3000:]}"
+    return json.loads(r.stdout)
+
+
+def check(results: list[dict], files_of: list[list[str]]) -> None:
+    for res, files in zip(results, files_of, strict=True):
+        argv, code, err = res["argv"], res["code"], res["stderr"]
+        where = f"goap {' '.join(argv)}: {err}"
+        assert code in (0, 1), where
+        assert not res["traceback"], where
+        if code == 1:
+            last = res["last_line"]
+            assert last.startswith("goap: error: "), where
+            assert any(f in last for f in files), f"the error names none of {files}: {where}"
+        assert res["seconds"] < PER_COMMAND_S, where
+
+
+# --- mutations -----------------------------------------------------------------------------------------------
+TOKENS = [
+    "[", "]", "{", "}", "(", ")", '"', "'", "=", ",", ":", "\n", "#", "\\", "nan", "inf", "-inf", "NaN", "Infinity",
+    "1e400", "-1", "0", "2", "0.5", "1e39", "9223372036854775808", "-9223372036854775809", "1" * 30, "7" * 4400,
+    "true", "false", "null", '"int"', '"enum"', '"bool"', "type", "min", "max", "default", "values", "cost", "pre",
+    "effects", "want", "priority", "name", "[facts]", "[actions.x]", "[goals.y]", "[[z]]", "= { }", "= [ ]",
+    "[" * 40, "{ a = " * 40, "[" * 1200, "\u2028", "\x00", "\x0c", "\x1b", "\ud7ff", "😀", "'''", '"""', "+= 1",
+    "-= 99", ">= 3", "< -5", "!= x", "== 2", '"\\u0000"', '"\\ud800"', "0x7fffffffffffffff", "1_000", "-0",
+    # PDDL
+    ":action", ":parameters", ":precondition", ":effect", ":requirements", ":typing", ":action-costs", "?x",
+    "- object", "(and", "(not", "(increase (total-cost) 5)", "(= (total-cost) 0)", "(:init", "(:goal", "(" * 60,
+    "(" * 1200, "(forall (?v) (p ?v))", ":objects", "(:types a b - object)", "(increase (total-cost) nan)",
+]
+
+token = st.sampled_from(TOKENS) | st.text(max_size=6)
+text_edit = st.tuples(st.sampled_from(["insert", "delete", "replace", "dup_line", "drop_line", "truncate"]),
+                      st.floats(0, 1), st.integers(1, 40), token)
+
+
+def mutate_text(text: str, edits: list[tuple[str, float, int, str]]) -> str:
+    for op, where, span, tok in edits:
+        i = int(where * len(text))
+        if op == "insert":
+            text = text[:i] + tok + text[i:]
+        elif op == "delete":
+            text = text[:i] + text[i + span:]
+        elif op == "replace":
+            text = text[:i] + tok + text[i + span:]
+        elif op == "truncate":
+            text = text[:i]
+        else:
+            lines = text.split("\n")
+            k = min(int(where * len(lines)), len(lines) - 1)
+            lines = lines[:k] + ([lines[k]] * 2 if op == "dup_line" else []) + lines[k + 1:]
+            text = "\n".join(lines)
+    return text
+
+
+json_value = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.integers(-(2**70), 2**70) | st.sampled_from(
+        [2**63, -(2**63) - 1, 2**62, 10**400, -(10**400), 0, -1]
+    ) | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=8) | st.sampled_from(
+        ["int", "enum", "bool", "+= 1", "-= 0", "< 9", "!= stand", "prone", "a\nb", "", " ", "x" * 300]
+    ),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    max_leaves=8,
+)
+tree_edit = st.tuples(st.lists(st.integers(0, 50), min_size=1, max_size=5), st.booleans(), json_value)
+
+
+def mutate_tree(obj, path: list[int], rename: bool, value):
+    """Replace (or rename the key of) the node that ``path`` picks, walking dicts and lists by index."""
+    if not isinstance(obj, dict | list) or not obj or not path:
+        return value
+    keys = list(obj) if isinstance(obj, dict) else list(range(len(obj)))
+    k = keys[path[0] % len(keys)]
+    if isinstance(obj, dict) and rename and len(path) == 1:
+        new_key = value if isinstance(value, str) else json.dumps(value)
+        return {(new_key if key == k else key): v for key, v in obj.items()}
+    child = mutate_tree(obj[k], path[1:], rename, value)
+    if isinstance(obj, dict):
+        return {**obj, k: child}
+    return [child if i == k else v for i, v in enumerate(obj)]
+
+
+def domain_json_seed() -> dict:
+    import tomllib
+
+    return tomllib.loads((INPUTS / "fuzz_seed.toml").read_text())
+
+
+# No shrinking: each example is a child process, and a failing batch is reported as it was drawn.
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+                phases=[Phase.explicit, Phase.generate],
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@seed(14)
+@FUZZ
+@given(st.lists(st.tuples(st.booleans(), st.lists(text_edit, min_size=1, max_size=4)), min_size=BATCH,
+                max_size=BATCH))
+def test_fuzz_domain_text(tmp_path_factory, batch):
+    tmp = tmp_path_factory.mktemp("fuzz-domain-text")
+    seed_toml = (INPUTS / "fuzz_seed.toml").read_text()
+    seed_json = json.dumps(domain_json_seed(), indent=1)
+    problems = str(INPUTS / "fuzz_seed_problems.jsonl")
+    commands, files = [], []
+    for i, (as_json, edits) in enumerate(batch):
+        path = tmp / f"d{i}.{'json' if as_json else 'toml'}"
+        path.write_text(mutate_text(seed_json if as_json else seed_toml, edits), encoding="utf-8",
+                        errors="surrogatepass")
+        commands += [["validate", str(path)], ["solve", str(path), "--problems", problems, "--max-nodes", "5000"]]
+        files += [[str(path)], [str(path), problems]]
+    check(run_batch(commands), files)
+
+
+@seed(14)
+@FUZZ
+@given(st.lists(st.lists(tree_edit, min_size=1, max_size=3), min_size=BATCH, max_size=BATCH))
+def test_fuzz_domain_structure(tmp_path_factory, batch):
+    tmp = tmp_path_factory.mktemp("fuzz-domain-tree")
+    problems = str(INPUTS / "fuzz_seed_problems.jsonl")
+    commands, files = [], []
+    for i, edits in enumerate(batch):
+        spec = domain_json_seed()
+        for path_, rename, value in edits:
+            spec = mutate_tree(spec, path_, rename, value)
+        path = tmp / f"d{i}.json"
+        path.write_text(json.dumps(spec), encoding="utf-8", errors="surrogatepass")
+        commands += [["validate", str(path)], ["describe", str(path)],
+                     ["solve", str(path), "--problems", problems, "--max-nodes", "5000"]]
+        files += [[str(path)], [str(path)], [str(path), problems]]
+    check(run_batch(commands), files)
+
+
+@seed(14)
+@FUZZ
+@given(st.lists(st.tuples(st.lists(text_edit, max_size=3), st.lists(tree_edit, max_size=2), st.integers(0, 3)),
+                min_size=BATCH, max_size=BATCH))
+def test_fuzz_problem_files(tmp_path_factory, batch):
+    tmp = tmp_path_factory.mktemp("fuzz-problems")
+    domain = str(INPUTS / "fuzz_seed.toml")
+    lines = (INPUTS / "fuzz_seed_problems.jsonl").read_text().splitlines()
+    commands, files = [], []
+    for i, (edits, tree_edits, line) in enumerate(batch):
+        objs = [json.loads(x) for x in lines]
+        for path_, rename, value in tree_edits:
+            objs[line] = mutate_tree(objs[line], path_, rename, value)
+        text = mutate_text("\n".join(json.dumps(o) for o in objs) + "\n", edits)
+        path = tmp / f"p{i}.jsonl"
+        path.write_text(text, encoding="utf-8", errors="surrogatepass")
+        commands.append(["solve", domain, "--problems", str(path), "--max-nodes", "5000"])
+        files.append([str(path)])
+    check(run_batch(commands), files)
+
+
+PDDL_SEEDS = [("gripper", "task01"), ("blocks", "task01"), ("miconic", "task01")]
+
+
+@pytest.mark.skipif(not PDDL.is_dir(), reason="the IPC task set is not in this checkout")
+@seed(14)
+@FUZZ
+@given(st.lists(st.tuples(st.sampled_from(PDDL_SEEDS), st.booleans(), st.lists(text_edit, min_size=1, max_size=3)),
+                min_size=BATCH, max_size=BATCH))
+def test_fuzz_pddl(tmp_path_factory, batch):
+    tmp = tmp_path_factory.mktemp("fuzz-pddl")
+    commands, files = [], []
+    for i, ((dom, task), mutate_problem, edits) in enumerate(batch):
+        d_text = (PDDL / dom / "domain.pddl").read_text()
+        p_text = (PDDL / dom / f"{task}.pddl").read_text()
+        if mutate_problem:
+            p_text = mutate_text(p_text, edits)
+        else:
+            d_text = mutate_text(d_text, edits)
+        d_path, p_path = tmp / f"domain{i}.pddl", tmp / f"task{i}.pddl"
+        d_path.write_text(d_text, encoding="utf-8", errors="surrogatepass")
+        p_path.write_text(p_text, encoding="utf-8", errors="surrogatepass")
+        commands += [["validate", str(d_path), str(p_path)],
+                     ["solve", str(d_path), str(p_path), "--max-nodes", "5000"]]
+        files += [[str(d_path), str(p_path)]] * 2
+    check(run_batch(commands), files)
+
+
+def test_the_harness_catches_what_it_must():
+    # A command that crashes, and one that hangs, are reported as such (so the fuzz tests can fail).
+    results = run_batch([["validate", str(INPUTS / "base.toml")], ["validate", "/dev/stdin"]])
+    assert results[0]["code"] == 0
+    assert results[1]["code"] == 1  # a path without a .toml or .json suffix: an error, not a hang on stdin
+    bad = {"argv": ["x"], "code": "traceback", "stderr": "Traceback (most recent call last):\n", "last_line": "",
+           "traceback": True, "seconds": 0.1}
+    with pytest.raises(AssertionError):
+        check([bad], [["x"]])
+    unnamed = {**bad, "code": 1, "traceback": False, "last_line": "goap: error: something"}
+    with pytest.raises(AssertionError):
+        check([unnamed], [["some/file.toml"]])
+    check([{**unnamed, "last_line": "goap: error: some/file.toml:3: bad"}], [["some/file.toml"]])
