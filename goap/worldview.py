@@ -104,7 +104,9 @@ def group_by_prefix(actions: Sequence[str], max_groups: int = 10) -> list[Legend
 
     A word that only one action starts with keeps that action's own name as its label while there are at most
     ``max_groups`` groups; beyond that, such single actions share one "other" group, so that a big domain with
-    few shared prefixes still gets a short legend. Groups keep the order of their first action.
+    a few shared prefixes still gets a short legend, unless that would put more than half of the actions in
+    "other" (one hue for most of the map says less than one hue each). Groups keep the order of their first
+    action.
     """
     order: list[str] = []
     members: dict[str, list[int]] = {}
@@ -116,7 +118,7 @@ def group_by_prefix(actions: Sequence[str], max_groups: int = 10) -> list[Legend
         members[word].append(k)
     shared = [w for w in order if len(members[w]) > 1]
     single = [w for w in order if len(members[w]) == 1]
-    if len(shared) + len(single) <= max_groups:
+    if len(shared) + len(single) <= max_groups or 2 * len(single) > len(actions):
         return [LegendGroup(w if len(members[w]) > 1 else actions[members[w][0]], tuple(members[w])) for w in order]
     out = [LegendGroup(w, tuple(members[w])) for w in shared]
     rest = tuple(sorted(members[w][0] for w in single))

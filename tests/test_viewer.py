@@ -342,10 +342,14 @@ def test_group_by_prefix():
     groups = group_by_prefix(names)
     assert [(g.label, g.actions) for g in groups] == [("go", (0, 2)), ("eat", (1,)), ("pick", (3, 4)),
                                                       ("sleep", (5,))]
-    many = [f"a{k}_x" for k in range(12)] + ["go_a", "go_b"]  # 12 single prefixes: too many groups
+    many = [f"a{k}_x" for k in range(12)] + [f"go_{k}" for k in range(14)]  # 12 single prefixes: too many groups
     groups = group_by_prefix(many, max_groups=10)
     assert [g.label for g in groups] == ["go", OTHER]
-    assert groups[1].actions == tuple(range(12))
+    assert groups[1].actions == tuple(range(12)) and groups[0].actions == tuple(range(12, 26))
+    flat = [f"act{k}" for k in range(30)]  # no structure: one group (one hue) each rather than one "other"
+    assert [g.label for g in group_by_prefix(flat)] == flat
+    mostly = [f"a{k}_x" for k in range(12)] + ["go_a", "go_b"]  # "other" would hold 12 of 14
+    assert OTHER not in [g.label for g in group_by_prefix(mostly)]
 
 
 def test_group_by_mapping_first_match_other_and_warnings():
