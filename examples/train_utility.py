@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="collection seed; the evaluation runs use seed + 1")
     p.add_argument("--device", default="cpu", help="Warp planner device")
     p.add_argument("--torch-device", default="cpu", help="device of the selector's forward pass")
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="torch CPU threads (default 1: more fight Warp's CPU planner threads for the cores)")
     p.add_argument("--plan-budget", type=int, default=None, help="agents planned per tick (default max(256, N/10))")
     p.add_argument("--alpha", type=float, default=None, help="selector: exponent of P(plan found)")
     p.add_argument("--beta", type=float, default=None, help="selector: weight of the expected reward per tick")
@@ -96,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     domain = make_world("village").domain
     seed = args.seed + 1
     priority = {"selector": "priority", **run_world(make_brain(args, seed), args.ticks, "priority")}
-    selector = UtilitySelector(model, domain, device=args.torch_device, **weights)
+    selector = UtilitySelector(model, domain, device=args.torch_device, torch_threads=args.torch_threads, **weights)
     utility = {"selector": "utility", **run_world(make_brain(args, seed, goal_scorer=selector), args.ticks, "utility")}
 
     print()

@@ -57,6 +57,10 @@ class UtilitySelector:
         keep_predictions: keep the last tick's predictions in ``last`` (numpy [N, G] each), for inspection.
         cache: run only the agents whose packed state changed since the last call through the model (the
             others' predictions cannot have changed); off: every agent every call.
+        torch_threads: on a CPU device, torch's intra-op threads (``torch.set_num_threads``, process-wide); 1 by
+            default because torch's pool competes with Warp's CPU planner threads for the same cores (measured:
+            26.5 ms per village tick without the selector, 102 ms with torch's default threads, 15.1 ms with
+            one); None leaves torch's setting alone.
     """
 
     def __init__(
@@ -70,6 +74,7 @@ class UtilitySelector:
         device: Any = "cpu",
         keep_predictions: bool = False,
         cache: bool = True,
+        torch_threads: int | None = 1,
     ):
         for name, v in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
             if not np.isfinite(v) or v < 0:
@@ -77,6 +82,11 @@ class UtilitySelector:
         model.check_domain(domain)
         self.layout = FeatureLayout.from_domain(domain)
         self.device = torch.device(device)
+        if torch_threads is not None:
+            if not isinstance(torch_threads, int) or torch_threads < 1:
+                raise ValueError(f"torch_threads must be an integer >= 1 or None, got {torch_threads!r}")
+            if self.device.type == "cpu":
+                torch.set_num_threads(torch_threads)
         self.model = model.to(self.device).eval()
         self.alpha, self.beta, self.gamma = float(alpha), float(beta), float(gamma)
         self.keep_predictions = keep_predictions
