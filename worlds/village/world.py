@@ -74,6 +74,8 @@ PLACE_KIND = {
 STOCKED = (TREE, BUSH, ROCK_SITE, SPOT)
 #: Kinds whose availability changes during a run (stock or reservations): their fields are refreshed.
 DYNAMIC = (TREE, BUSH, ROCK_SITE, SPOT, PLOT, ANVIL)
+#: The order in which their fields are rebuilt, one a tick: trees and bushes change fastest.
+FIELD_SCHEDULE = (TREE, BUSH, ROCK_SITE, TREE, BUSH, SPOT, TREE, BUSH, PLOT, ANVIL)
 MAX_STOCK = {TREE: 4, BUSH: 3, ROCK_SITE: 5, SPOT: 3}
 #: Chance per site and tick of +1 stock.
 REGROW_P = {TREE: 0.02, BUSH: 0.017, ROCK_SITE: 0.01, SPOT: 0.017}
@@ -798,6 +800,10 @@ def start_kernel(
     set_fact(states, i, fl, F_FOOD, wp.randi(rng, 0, 3))
     set_fact(states, i, fl, F_COINS, wp.randi(rng, 2, 7))
     set_fact(states, i, fl, F_WOOD, wp.randi(rng, 0, 2))
+    # not everyone wakes to a cold hearth and an empty stockpile share
+    set_fact(states, i, fl, F_FIRE, int(wp.randf(rng) < 0.6))
+    set_fact(states, i, fl, F_STOCK_WOOD, wp.randi(rng, 0, 3))
+    set_fact(states, i, fl, F_STOCK_FOOD, wp.randi(rng, 0, 3))
     u = wp.randf(rng)
     t = int(0)
     for j in range(trade_cum.shape[0]):
@@ -1048,7 +1054,7 @@ class VillageWorld:
         for k in range(N_KINDS):
             self._refresh(k, self.nearest, only_free=False)
             self._refresh(k, self.field, only_free=k in DYNAMIC)
-        self._field_cmds = [self._field_launches(k, self.field, True) for k in DYNAMIC]
+        self._field_cmds = [self._field_launches(k, self.field, True) for k in FIELD_SCHEDULE]
         self._regrow_cmd = wp.launch(regrow_kernel, dim=max(S, 1), inputs=[self._g, self._regrow_p, 0], device=dev,
                                      record_cmd=True)
         if N:
@@ -1243,7 +1249,7 @@ class VillageWorld:
             self._regrow_cmd.set_param_by_name("rng_seed", self._tick_seed(2))
             self._regrow_cmd.launch()
         for j in range(FIELDS_PER_TICK):
-            for cmd in self._field_cmds[(int(self.tick) * FIELDS_PER_TICK + j) % len(DYNAMIC)]:
+            for cmd in self._field_cmds[(int(self.tick) * FIELDS_PER_TICK + j) % len(FIELD_SCHEDULE)]:
                 cmd.launch()
         self.tick += 1
 
