@@ -32,6 +32,32 @@ COLUMNS: dict[str, Any] = {
 }
 
 
+#: Largest outcome log `OutcomeLog.load` inflates (the sum of its columns' bytes), checked from the array headers
+#: before any column is read.
+MAX_LOG_BYTES = 4 * 2**30
+
+
+class _TooLarge(Exception):
+    def __init__(self, size: int):
+        self.size = size
+
+
+def _unpacked_bytes(npz: Any) -> int:
+    """The bytes the arrays of an open ``.npz`` take once read, from each member's ``.npy`` header alone."""
+    total = 0
+    for name in npz.files:
+        with npz.zip.open(name + ".npy") as f:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+            elif version == (2, 0):
+                shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+            else:
+                raise ValueError(f"unsupported .npy version {version}")
+        total += int(np.prod(shape, dtype=object)) * dtype.itemsize
+    return total
+
+
 class OutcomeLog:
     """Columnar outcome records in growable arrays; rows are added in blocks (one per tick), never one by one."""
 
@@ -137,10 +163,17 @@ class OutcomeLog:
             if not isinstance(data, np.lib.npyio.NpzFile):  # a lone .npy array
                 raise ValueError("not an .npz archive")
             with data:
+                size = _unpacked_bytes(data)
+                if size > MAX_LOG_BYTES:  # a compressed archive can claim any size: check before inflating it
+                    raise _TooLarge(size)
                 arrays = {k: data[k] for k in data.files}
         except FileNotFoundError:
             raise ValueError(f"{path}: no such file") from None
-        except (OSError, EOFError, ValueError, zipfile.BadZipFile, KeyError, RuntimeError) as e:
+        except _TooLarge as e:
+            raise ValueError(
+                f"{path}: too large: its columns hold {e.size:,} bytes (at most {MAX_LOG_BYTES:,})"
+            ) from None
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile, KeyError, RuntimeError, MemoryError) as e:
             raise ValueError(f"{path}: not a readable outcome log ({type(e).__name__})") from None
         missing = [k for k in ("states", "fingerprint", "domain_name", *COLUMNS) if k not in arrays]
         if missing:

@@ -99,8 +99,9 @@ def check(results: list[dict], files_of: list[list[str]]) -> None:
 TOKENS = [
     "[", "]", "{", "}", "(", ")", '"', "'", "=", ",", ":", "\n", "#", "\\", "nan", "inf", "-inf", "NaN", "Infinity",
     "1e400", "-1", "0", "2", "0.5", "1e39", "9223372036854775808", "-9223372036854775809", "1" * 30, "7" * 4400,
-    "true", "false", "null", '"int"', '"enum"', '"bool"', "type", "min", "max", "default", "values", "cost", "pre",
-    "effects", "want", "priority", "name", "[facts]", "[actions.x]", "[goals.y]", "[[z]]", "= { }", "= [ ]",
+    "true", "false", "null", '"int"', '["int"]', "{}", '"enum"', '"bool"', "type", "min", "max", "default",
+    "values", "cost", "pre", "effects", "want", "priority", "name", "[facts]", "[actions.x]", "[goals.y]", "[[z]]",
+    "= { }", "= [ ]",
     "[" * 40, "{ a = " * 40, "[" * 1200, "\u2028", "\x00", "\x0c", "\x1b", "\ud7ff", "😀", "'''", '"""', "+= 1",
     "-= 99", ">= 3", "< -5", "!= x", "== 2", '"\\u0000"', '"\\ud800"', "0x7fffffffffffffff", "1_000", "-0",
     # PDDL
@@ -138,26 +139,46 @@ json_value = st.recursive(
         [2**63, -(2**63) - 1, 2**62, 10**400, -(10**400), 0, -1]
     ) | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=8) | st.sampled_from(
         ["int", "enum", "bool", "+= 1", "-= 0", "< 9", "!= stand", "prone", "a\nb", "", " ", "x" * 300]
-    ),
+    ) | st.sampled_from([["int"], {}, [[]], {"type": "int"}, ["stand", "stand"], {"min": 2**70}]),
     lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),
     max_leaves=8,
 )
-tree_edit = st.tuples(st.lists(st.integers(0, 50), min_size=1, max_size=5), st.booleans(), json_value)
+tree_edit = st.tuples(st.integers(0, 10**6), st.booleans(), json_value)
 
 
-def mutate_tree(obj, path: list[int], rename: bool, value):
-    """Replace (or rename the key of) the node that ``path`` picks, walking dicts and lists by index."""
-    if not isinstance(obj, dict | list) or not obj or not path:
-        return value
-    keys = list(obj) if isinstance(obj, dict) else list(range(len(obj)))
-    k = keys[path[0] % len(keys)]
-    if isinstance(obj, dict) and rename and len(path) == 1:
-        new_key = value if isinstance(value, str) else json.dumps(value)
-        return {(new_key if key == k else key): v for key, v in obj.items()}
-    child = mutate_tree(obj[k], path[1:], rename, value)
+def nodes(obj, path=()):
+    """Every key path in ``obj`` (dicts and lists), the root included, in document order."""
+    out = [path]
     if isinstance(obj, dict):
-        return {**obj, k: child}
-    return [child if i == k else v for i, v in enumerate(obj)]
+        for k, v in obj.items():
+            out += nodes(v, (*path, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out += nodes(v, (*path, i))
+    return out
+
+
+def mutate_tree(obj, pick: int, rename: bool, value):
+    """Replace one node, chosen uniformly among all of them, by ``value`` (or rename its key to ``value``)."""
+    paths = nodes(obj)
+    path = paths[pick % len(paths)]
+    if not path:
+        return value
+
+    def edit(node, rest):
+        k = rest[0]
+        if len(rest) == 1:
+            if isinstance(node, dict):
+                if rename:
+                    new_key = value if isinstance(value, str) else json.dumps(value)
+                    return {(new_key if key == k else key): v for key, v in node.items()}
+                return {**node, k: value}
+            return [value if i == k else v for i, v in enumerate(node)]
+        if isinstance(node, dict):
+            return {**node, k: edit(node[k], rest[1:])}
+        return [edit(v, rest[1:]) if i == k else v for i, v in enumerate(node)]
+
+    return edit(obj, path)
 
 
 def domain_json_seed() -> dict:

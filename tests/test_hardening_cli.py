@@ -417,3 +417,16 @@ def test_write_atomic_replaces_whole_files_and_writes_devices_directly(tmp_path)
     assert link.is_symlink() and target.read_text() == "three"
     write_atomic("/dev/null", "gone")  # a device is written, never renamed over
     assert Path("/dev/null").exists() and not Path("/dev/null").is_file()
+
+
+def test_an_outcome_log_claiming_gigabytes_is_refused_before_inflating(tmp_path, monkeypatch):
+    import goap.outcomes as outcomes
+
+    arrays = log_arrays(rows=1000, words=2)
+    np.savez_compressed(tmp_path / "log.npz", **arrays)
+    total = sum(a.nbytes for a in arrays.values())
+    monkeypatch.setattr(outcomes, "MAX_LOG_BYTES", total - 1)
+    with pytest.raises(ValueError, match=f"too large: its columns hold {total:,} bytes"):
+        OutcomeLog.load(tmp_path / "log.npz")
+    monkeypatch.setattr(outcomes, "MAX_LOG_BYTES", total)
+    assert len(OutcomeLog.load(tmp_path / "log.npz")) == 1000
