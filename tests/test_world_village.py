@@ -10,6 +10,7 @@ from goap.world import World
 from worlds.village.world import (
     ANVIL,
     HOUSE,
+    HYSTERESIS,
     KINDS,
     MAX_STOCK,
     RES,
@@ -84,7 +85,7 @@ def test_sense_writes_what_actions_need():
     prio = host(brain.priorities)
     g = [goal.name for goal in world.domain.goals]
     np.testing.assert_allclose(prio[:, g.index("eat")] - 2.0 * values[:, f.index("hunger")],
-                               1.0 + 2.0 * (goal_before == g.index("eat")), rtol=0, atol=1e-5)
+                               1.0 + HYSTERESIS * (goal_before == g.index("eat")), rtol=0, atol=1e-5)
     # only smiths forge for sale: about 15% of the people have a forge_tool priority at all
     smiths = (prio[:, g.index("forge_tool")] > 0).mean()
     assert 0.05 < smiths < 0.3

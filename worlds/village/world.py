@@ -117,32 +117,32 @@ TOOL_P = 0.7
 
 # Work actions: site kind, takes one stock, reserves the site, ticks of work.
 WORK = {
-    "chop_wood": (TREE, True, True, 10),
-    "gather_berries": (BUSH, True, True, 8),
-    "mine_ore": (ROCK_SITE, True, True, 12),
-    "catch_fish": (SPOT, True, True, 12),
-    "fill_bucket": (SPOT, False, False, 4),
-    "plant_seeds": (PLOT, False, True, 10),
-    "water_crops": (PLOT, False, True, 6),
-    "harvest": (PLOT, False, True, 10),
-    "smelt_ore": (ANVIL, False, True, 10),
-    "forge_pickaxe": (ANVIL, False, True, 10),
-    "forge_hoe": (ANVIL, False, True, 10),
-    "forge_tool": (ANVIL, False, True, 10),
-    "buy_iron": (STALL, False, False, 4),
-    "buy_bread": (STALL, False, False, 4),
-    "sell_wood": (STALL, False, False, 4),
-    "sell_tool": (STALL, False, False, 4),
-    "pay_tax": (STALL, False, False, 4),
-    "deposit_wood": (STOCKPILE, False, False, 4),
-    "deposit_food": (STOCKPILE, False, False, 4),
-    "light_fire": (HOUSE, False, False, 6),
-    "cook_fish": (HOUSE, False, False, 8),
-    "saw_planks": (HOUSE, False, False, 10),
-    "repair_house": (HOUSE, False, False, 14),
-    "carve_rod": (HOUSE, False, False, 10),
-    "sleep": (HOUSE, False, False, 30),
-    "eat": (-1, False, False, 6),
+    "chop_wood": (TREE, True, True, 15),
+    "gather_berries": (BUSH, True, True, 12),
+    "mine_ore": (ROCK_SITE, True, True, 18),
+    "catch_fish": (SPOT, True, True, 18),
+    "fill_bucket": (SPOT, False, False, 6),
+    "plant_seeds": (PLOT, False, True, 15),
+    "water_crops": (PLOT, False, True, 9),
+    "harvest": (PLOT, False, True, 15),
+    "smelt_ore": (ANVIL, False, True, 15),
+    "forge_pickaxe": (ANVIL, False, True, 15),
+    "forge_hoe": (ANVIL, False, True, 15),
+    "forge_tool": (ANVIL, False, True, 15),
+    "buy_iron": (STALL, False, False, 6),
+    "buy_bread": (STALL, False, False, 6),
+    "sell_wood": (STALL, False, False, 6),
+    "sell_tool": (STALL, False, False, 6),
+    "pay_tax": (STALL, False, False, 6),
+    "deposit_wood": (STOCKPILE, False, False, 6),
+    "deposit_food": (STOCKPILE, False, False, 6),
+    "light_fire": (HOUSE, False, False, 9),
+    "cook_fish": (HOUSE, False, False, 12),
+    "saw_planks": (HOUSE, False, False, 15),
+    "repair_house": (HOUSE, False, False, 21),
+    "carve_rod": (HOUSE, False, False, 15),
+    "sleep": (HOUSE, False, False, 45),
+    "eat": (-1, False, False, 9),
 }
 #: What a finished action adds to the world's tallies (``score()``): tally name, amount.
 TALLIES = (
@@ -181,7 +181,7 @@ AGENTS_PER_VILLAGE = 2500
 MIN_VILLAGE_CELLS = 48
 AGENTS_PER_HOUSE = 6
 RES = 4  # cells per nearest-site field cell
-SPEED = 0.5  # cells per tick (30 a second at 60 ticks a second)
+SPEED = 0.4  # cells per tick (24 a second at 60 ticks a second)
 TICKS_PER_COST = 10.0  # walking this many ticks costs the planner 1 (the domain's walking costs are the least)
 WORK_RADIUS = 10.0  # a work action walks at most this far to a site it reserves
 SPREAD = 4.0  # cells of noise in how near a free site looks to each agent
@@ -192,10 +192,10 @@ FIELDS_PER_TICK = 1  # dynamic kinds whose field is rebuilt each tick
 MAX_PER_CELL = 32  # sites of one kind looked at per field cell (a bound on the search loop)
 CLAIM_ROUNDS = 3
 MAX_WAIT = 12  # ticks an action waits for a free site before it fails
-HYSTERESIS = 2.0  # priority bonus of the goal an agent already pursues
+HYSTERESIS = 3.0  # priority bonus of the goal an agent already pursues
 NO_SITE_COST = 1000.0
-HUNGER_EVERY, FATIGUE_EVERY = 400, 350
-VILLAGE_USES_EVERY, FIRE_BURNS_EVERY, TAX_EVERY, TOOL_ORDER_EVERY = 400, 400, 1200, 900
+HUNGER_EVERY, FATIGUE_EVERY = 500, 450
+VILLAGE_USES_EVERY, FIRE_BURNS_EVERY, TAX_EVERY, TOOL_ORDER_EVERY = 500, 500, 1200, 900
 STORM_P = 0.0007
 DAY = 2160  # ticks; the market closes for the last sixth of each day
 BIG = 2147483647
