@@ -253,6 +253,12 @@ def test_small_villages_keep_the_density():
     assert small[0] < w.width == 128
     w.generate(10_000, 1)
     assert w.tiles == (2, 2) and (w.width, w.height) == (256, 256)
+    # everyone lives in a house of their own village tile, six to a house at most
+    h = w._host
+    home_pos = h["site_pos"][h["home"]]
+    tile_of_home = (home_pos[:, 1] // 128).astype(int) * 2 + (home_pos[:, 0] // 128).astype(int)
+    np.testing.assert_array_equal(tile_of_home, np.repeat(np.arange(4), 2500))
+    assert np.bincount(h["home"]).max() <= 6
 
 
 @pytest.mark.slow

@@ -989,6 +989,7 @@ class VillageWorld:
         stock[site_max == 0] = 0
         # Homes: the people of a tile fill its houses in turn.
         houses = np.flatnonzero(kind == HOUSE)
+        houses = houses[np.argsort(tile[houses], kind="stable")]  # sites are sorted by cell, not by tile
         house_tile = tile[houses]
         first = np.searchsorted(house_tile, np.arange(tiles))
         n_houses = np.diff(np.append(first, len(houses)))
