@@ -272,6 +272,7 @@ class Brain:
         # chunk with its own row of counters (summed on the host), so no two threads ever add to the same cell.
         self._threads = max(1, min(os.cpu_count() or 1, 8)) if self.device.is_cpu else 1
         self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="goap-tick") if self._threads > 1 else None
+        self._launches: dict[tuple, tuple[Any, list[Any]]] = {}
         self._counters = wp.zeros((self._threads, _N_COUNTERS), dtype=wp.int64, device=dev)
         self._action_counts = wp.zeros((self._threads, max(1, A)), dtype=wp.int64, device=dev)
         self._flag = wp.zeros(max(1, N), dtype=wp.int32, device=dev)
@@ -410,7 +411,26 @@ class Brain:
 
     def _launch(self, kernel: Any, dim: int, inputs: list[Any]) -> None:
         if dim:
-            self._wp.launch(kernel, dim=dim, inputs=inputs, device=self.device)
+            cmd = self._recorded(kernel, inputs)
+            cmd.set_dim(dim)
+            cmd.launch()
+
+    def _recorded(self, kernel: Any, inputs: list[Any]) -> Any:
+        """A recorded launch of ``kernel`` with these inputs, made once and replayed.
+
+        Packing a launch's arguments (the table structs hold dozens of arrays) costs far more than running a tick's
+        kernel over thousands of agents on the CPU; the brain's arrays are allocated once, so their launches can be
+        recorded once. Keyed by the identity of every array and struct and the value of every scalar; the entry
+        keeps its inputs alive, so an identity cannot be reused while it is cached.
+        """
+        key = (id(kernel), *(_arg_key(x) for x in inputs))
+        entry = self._launches.get(key)
+        if entry is None:
+            if len(self._launches) >= 256:
+                self._launches.clear()
+            cmd = self._wp.launch(kernel, dim=1, inputs=inputs, device=self.device, record_cmd=True)
+            entry = self._launches[key] = (cmd, list(inputs))
+        return entry[0]
 
     def _launch_agents(self, kernel: Any, dim: int, inputs: list[Any]) -> None:
         """Launch a per-agent kernel (its last two arguments: first row, counter row), in chunks on the CPU."""
@@ -418,15 +438,16 @@ class Brain:
             return
         chunks = self._threads if self._pool is not None and dim >= 2048 * self._threads else 1
         if chunks == 1:
-            self._wp.launch(kernel, dim=dim, inputs=[*inputs, 0, 0], device=self.device)
+            self._launch(kernel, dim, [*inputs, 0, 0])
             return
         size = -(-dim // chunks)
         spans = [(k, k * size, min(size, dim - k * size)) for k in range(chunks) if k * size < dim]
-        futures = [
-            self._pool.submit(self._wp.launch, kernel, dim=n, inputs=[*inputs, first, k], device=self.device)
-            for k, first, n in spans
-        ]
-        for f in futures:
+        cmds = []
+        for k, first, n in spans:
+            cmd = self._recorded(kernel, [*inputs, first, k])
+            cmd.set_dim(n)
+            cmds.append(cmd)
+        for f in [self._pool.submit(cmd.launch) for cmd in cmds]:
             f.result()
 
     def _select(self) -> None:
@@ -953,6 +974,16 @@ class Brain:
 
 
 # --- helpers ---------------------------------------------------------------------------------------------------
+def _arg_key(x: Any) -> Any:
+    """A launch argument as part of a cache key: arrays and structs by identity, scalars by type and value."""
+    if isinstance(x, bool | int | float):
+        return (type(x), x)
+    value = getattr(x, "value", None)
+    if value is not None and not hasattr(x, "shape"):
+        return (type(x), value)  # a Warp scalar such as wp.uint64(k)
+    return id(x)
+
+
 def _writes_device_batch(planner: Any, device: Any) -> bool:
     """Whether the planner takes device arrays and writes results into them in place (``count`` in its plan)."""
     if getattr(planner, "device", None) != device:
