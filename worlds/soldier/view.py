@@ -1,14 +1,14 @@
-"""How the viewer draws the soldier arena: floor, walls, cover points, each team's sites; teams by shape."""
+"""How the viewer draws the soldier field: walls, cover slots, control points, each team's rooms; teams by shape."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from goap.worldview import TEAM_COLOURS, SiteGroup, WorldView
+from goap.worldview import TEAM_COLOURS, SiteGroup, WorldView, to_host, to_host_row
 
 
 class SoldierView(WorldView):
-    """The arena: floor, walls, cover points, each team's base, armory and medbay; teams by agent shape."""
+    """The field: walls, cover slots, control points, each team's medbays and armories; teams by agent shape."""
 
     floor = (58, 60, 54)
     team_shapes = True
@@ -30,17 +30,28 @@ class SoldierView(WorldView):
 
     def sites(self) -> list[SiteGroup]:
         s = self.world.sites
-        out = [SiteGroup("cover", np.asarray(s["cover"], np.float32), (150, 200, 120), "ring", 1.4)]
-        for key, letter, shape in (("base", "B", "square"), ("armory", "A", "square"), ("medbay", "+", "square")):
+        out = [
+            SiteGroup("cover slot", np.asarray(s["cover"], np.float32).reshape(-1, 2), (150, 200, 120), "ring", 0.8),
+            SiteGroup("control point", np.asarray(s["objective"], np.float32).reshape(-1, 2), (235, 220, 120),
+                      "diamond", 3.0, "C"),
+        ]
+        for key, letter in (("medbay", "+"), ("armory", "A")):
             pts = np.asarray(s[key], np.float32)
             for t in range(min(2, len(pts))):
-                out.append(SiteGroup(f"{key} (team {t})", pts[t : t + 1], TEAM_COLOURS[t], shape, 4.0, letter))
+                out.append(SiteGroup(f"{key} (team {t})", pts[t].reshape(-1, 2), TEAM_COLOURS[t], "square", 4.0,
+                                     letter))
         return out
 
+    def agent_arrays(self) -> dict[str, np.ndarray]:
+        return {"team": to_host(self.world.team, copy=True), "alive": to_host(self.world.alive, copy=True)}
+
     def target_of(self, i: int) -> tuple[float, float] | None:
-        """The enemy the soldier tracks (``world.target``), if any."""
-        tgt = getattr(self.world, "target", None)
-        if tgt is None or not 0 <= i < len(tgt) or tgt[i] < 0:
+        """The enemy soldier i tracks, if any (two rows cross from a CUDA device, not the whole army)."""
+        troops = self.world.troops
+        if not 0 <= i < self.world.n:
             return None
-        p = self.world.positions[int(tgt[i])]
+        tgt = int(to_host_row(troops.target, i))
+        if tgt < 0:
+            return None
+        p = to_host_row(troops.pos, tgt)
         return float(p[0]), float(p[1])
