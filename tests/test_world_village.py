@@ -177,6 +177,24 @@ def test_snapshot_restore_continues_identically(tmp_path):
         assert other.state_hash() == straight, f"restored at tick {t}"
 
 
+def test_restore_into_another_map(tmp_path):
+    """A snapshot carries its map: restoring it into a world laid out differently gives the snapshot's world."""
+    brain, world = make(200, 5)
+    for _ in range(20):
+        brain.tick()
+    brain.snapshot(tmp_path / "s.npz")
+    for _ in range(20):
+        brain.tick()
+    straight = brain.state_hash()
+    other, other_world = make(200, 5, agents_per_village=100)  # two villages: another number of sites
+    assert other_world.n_sites != world.n_sites
+    other.restore(tmp_path / "s.npz")
+    assert other_world.n_sites == world.n_sites and other_world.terrain.shape == world.terrain.shape
+    for _ in range(20):
+        other.tick()
+    assert other.state_hash() == straight
+
+
 def test_set_state_checks_every_field_before_writing():
     brain, world = make(100, 5)
     for _ in range(5):
@@ -188,6 +206,9 @@ def test_set_state_checks_every_field_before_writing():
         ("site_stock", good["site_stock"].astype(np.int64)),
         ("claim", np.full_like(good["claim"], 10**6)),
         ("tallies", None),
+        ("site_kind", good["site_kind"][::-1].copy()),
+        ("terrain", good["terrain"][:, :-1]),
+        ("site_stock", good["site_max"] + 1),
     ):
         state = dict(good)
         if bad is None:

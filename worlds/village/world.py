@@ -1031,8 +1031,6 @@ class VillageWorld:
         n_cells = self.gw * self.gh
         self.field = wp.full((N_KINDS, n_cells), -1, dtype=wp.int32, device=dev)
         self.nearest = wp.full((N_KINDS, n_cells), -1, dtype=wp.int32, device=dev)
-        self._flood = (wp.empty(n_cells, dtype=wp.int32, device=dev), wp.empty(n_cells, dtype=wp.int32, device=dev))
-        self.bid = wp.full(max(S, 1), BIG, dtype=wp.int32, device=dev)
         G = brain.tables.goals.n_goals
         self._positions = wp.zeros(N, dtype=wp.vec2, device=dev)
         self.phase = wp.zeros((N, 6), dtype=wp.int32, device=dev)
@@ -1049,15 +1047,11 @@ class VillageWorld:
         self.tallies = wp.zeros(len(TALLIES), dtype=wp.int64, device=dev)
         self.tick = np.zeros((), dtype=np.int64)
         self._alive = wp.ones(N, dtype=wp.bool, device=dev)
-        self._cmds, self._cmds_key = None, None
-        self._g = self._grid()
         self._tables(brain)
+        self._rebuild_launches()
         for k in range(N_KINDS):
             self._refresh(k, self.nearest, only_free=False)
             self._refresh(k, self.field, only_free=k in DYNAMIC)
-        self._field_cmds = [self._field_launches(k, self.field, True) for k in FIELD_SCHEDULE]
-        self._regrow_cmd = wp.launch(regrow_kernel, dim=max(S, 1), inputs=[self._g, self._regrow_p, 0], device=dev,
-                                     record_cmd=True)
         if N:
             b = self._brain_arrays(brain)
             wp.launch(start_kernel, dim=N, device=dev, inputs=[
@@ -1066,6 +1060,17 @@ class VillageWorld:
                 self._periods, self.phase, self.personality,
                 self.seed, float(self.width), float(self.height)])
             wp.launch(work_costs_kernel, dim=N, device=dev, inputs=[b["costs"], b["enabled"], self.trade, self._acts])
+
+    def _rebuild_launches(self) -> None:
+        """Scratch sized by the map and the recorded launches over the world's arrays (after reset or restore)."""
+        dev, n_cells, S = self.device, self.gw * self.gh, self.n_sites
+        self._flood = (wp.empty(n_cells, dtype=wp.int32, device=dev), wp.empty(n_cells, dtype=wp.int32, device=dev))
+        self.bid = wp.full(max(S, 1), BIG, dtype=wp.int32, device=dev)
+        self._g = self._grid()
+        self._cmds, self._cmds_key = None, None
+        self._field_cmds = [self._field_launches(k, self.field, True) for k in FIELD_SCHEDULE]
+        self._regrow_cmd = wp.launch(regrow_kernel, dim=max(S, 1), inputs=[self._g, self._regrow_p, 0], device=dev,
+                                     record_cmd=True)
 
     def _tables(self, brain: Brain) -> None:
         dev = self.device
@@ -1293,11 +1298,12 @@ class VillageWorld:
         return out
 
     # --- snapshots ------------------------------------------------------------------------------------------
-    #: name -> (dtype, shape given the world) of every array that defines the world.
-    _STATE = (
-        "site_pos", "site_kind", "site_max", "site_stock", "site_owner", "bucket", "home", "field", "nearest",
-        "_positions", "trade", "phase", "personality", "cur_action", "target", "claim", "progress", "waited", "tallies",
+    #: Per-agent arrays (their shapes are fixed by the brain) and the map's arrays (sized by the snapshot's map).
+    _AGENT_STATE = (
+        "home", "_positions", "trade", "phase", "personality", "cur_action", "target", "claim", "progress", "waited",
     )
+    _MAP_STATE = ("site_pos", "site_kind", "site_max", "site_stock", "site_owner", "bucket", "field", "nearest")
+    _STATE = (*_MAP_STATE, *_AGENT_STATE, "tallies")
 
     def get_state(self) -> dict[str, np.ndarray]:
         out = {name.lstrip("_"): getattr(self, name).numpy().copy() for name in self._STATE}
@@ -1307,34 +1313,77 @@ class VillageWorld:
         return out
 
     def set_state(self, arrays: dict[str, Any]) -> None:
-        """Restore what `get_state` returned; every field is checked before anything is written."""
-        want = {name.lstrip("_"): getattr(self, name).numpy() for name in self._STATE}
-        want["terrain"] = self.terrain
-        want["tick"] = self.tick
-        want["seed"] = np.array(self.seed, dtype=np.int64)
-        got = {}
-        for name, mine in want.items():
+        """Restore what `get_state` returned, on a world reset for the same number of agents.
+
+        The map may be another one (another seed lays out another number of sites): its arrays take the
+        snapshot's sizes. Every field's presence, dtype, shape and range is checked before anything is written;
+        a bad one raises ValueError naming it, and the world is left as it was.
+        """
+        got: dict[str, np.ndarray] = {}
+
+        def field(name: str, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
             if name not in arrays:
                 raise ValueError(f"world state: missing field '{name}'")
             x = np.asarray(arrays[name])
-            if x.dtype != mine.dtype or x.shape != mine.shape:
-                raise ValueError(f"world state: field '{name}' is {x.dtype}{list(x.shape)}, "
-                                 f"this world has {mine.dtype}{list(mine.shape)}")
+            if x.dtype != np.dtype(dtype) or x.shape != shape:
+                raise ValueError(f"world state: field '{name}' is {x.dtype}{list(x.shape)}, expected "
+                                 f"{np.dtype(dtype)}{list(shape)}")
             got[name] = x
-        S, N = self.n_sites, len(want["home"])
+            return x
+
+        terrain = np.asarray(arrays.get("terrain", np.zeros((0,), np.uint8)))
+        if terrain.ndim != 2 or terrain.dtype != np.uint8 or terrain.shape[0] % RES or terrain.shape[1] % RES \
+                or terrain.size == 0 or terrain.max(initial=0) >= len(TERRAIN_NAMES):
+            raise ValueError(f"world state: field 'terrain' is {terrain.dtype}{list(terrain.shape)}, expected a "
+                             f"uint8 grid of terrain codes 0..{len(TERRAIN_NAMES) - 1} with sides multiple of {RES}")
+        got["terrain"] = terrain
+        height, width = terrain.shape
+        gw, gh = width // RES, height // RES
+        n_cells = gw * gh
+        pos = np.asarray(arrays.get("site_pos", np.zeros((0,), np.float32)))
+        S = len(pos) if pos.ndim == 2 else -1
+        field("site_pos", np.float32, (max(S, 0), 2))
+        for name in ("site_kind", "site_max", "site_stock", "site_owner"):
+            field(name, np.int32, (S,))
+        field("bucket", np.int32, (N_KINDS * n_cells + 1,))
+        field("field", np.int32, (N_KINDS, n_cells))
+        field("nearest", np.int32, (N_KINDS, n_cells))
+        for name in self._AGENT_STATE + ("tallies",):
+            mine = getattr(self, name).numpy()
+            field(name.lstrip("_"), mine.dtype, mine.shape)
+        field("tick", np.int64, ())
+        field("seed", np.int64, ())
+        N = len(got["home"])
         checks = {
             "site_kind": (0, N_KINDS - 1), "site_owner": (-1, N - 1), "home": (0, S - 1), "field": (-1, S - 1),
             "nearest": (-1, S - 1), "target": (-1, S - 1), "claim": (-1, S - 1), "bucket": (0, S),
             "cur_action": (-1, len(self.action_names) - 1), "site_stock": (0, max(MAX_STOCK.values())),
+            "site_max": (0, max(MAX_STOCK.values())), "trade": (0, len(TRADES) - 1), "tick": (0, 2**62),
+            "seed": (0, 0x3FFFFFFF),
         }
         for name, (lo, hi) in checks.items():
             x = got[name]
             if x.size and (x.min() < lo or x.max() > hi):
                 raise ValueError(f"world state: field '{name}' holds values outside {lo}..{hi}")
-        if not np.isfinite(got["site_pos"]).all() or not np.isfinite(got["positions"]).all():
-            raise ValueError("world state: positions are not finite")
-        for name in self._STATE:
-            getattr(self, name).assign(got[name.lstrip("_")])
+        if (np.diff(got["site_kind"]) < 0).any() or (np.diff(got["bucket"]) < 0).any() or \
+                (len(got["bucket"]) and got["bucket"][-1] != S):
+            raise ValueError("world state: fields 'site_kind' and 'bucket' are not sorted site buckets")
+        if (got["site_stock"] > got["site_max"]).any():
+            raise ValueError("world state: field 'site_stock' holds more than 'site_max' allows")
+        for name in ("site_pos", "positions"):
+            if not np.isfinite(got[name]).all():
+                raise ValueError(f"world state: field '{name}' is not finite")
+        # Everything checked: write. The map's arrays are new arrays (the map may differ in size).
+        dev = self.device
         self.terrain = got["terrain"].copy()
+        self.width, self.height, self.gw, self.gh = width, height, gw, gh
+        self.n_sites = S
+        for name in self._MAP_STATE:
+            dtype = wp.vec2 if name == "site_pos" else wp.int32
+            setattr(self, name, wp.array(got[name], dtype=dtype, device=dev))
+        for name in self._AGENT_STATE + ("tallies",):
+            getattr(self, name).assign(got[name.lstrip("_")])
+        self.kind_first = np.searchsorted(got["site_kind"], np.arange(N_KINDS + 1)).astype(np.int64)
         self.tick = got["tick"].copy()
         self.seed = int(got["seed"])
+        self._rebuild_launches()
