@@ -265,3 +265,49 @@ def check_legend(groups: Sequence[LegendGroup], actions: Sequence[str]) -> list[
     if missing:
         raise ValueError("actions in no legend group: " + ", ".join(missing))
     return list(groups)
+
+
+def check_view(world: Any, n_agents: int | None = None) -> WorldView:
+    """The world's view, after checking every hook returns what the viewer draws; ValueError naming each problem.
+
+    For a world's own tests (after ``reset``): positions [N, 2] finite or NaN, a background of [H, W, 3] uint8,
+    walls [K, 4], sites with [K, 2] points, per-agent arrays of length N, a legend that names only actions the
+    domain has and puts every action in one group. ``n_agents`` is N (default: the length of ``positions``).
+    """
+    view = make_view(world)
+    problems: list[str] = []
+    pos = np.asarray(view.positions())
+    n = len(pos) if n_agents is None else int(n_agents)
+    if pos.ndim != 2 or pos.shape != (n, 2):
+        problems.append(f"positions() has shape {pos.shape}, expected ({n}, 2)")
+    elif np.isinf(pos).any():
+        problems.append("positions() has infinite values (use NaN for an agent not on the map)")
+    w, h = view.size()
+    if not (np.isfinite(w) and np.isfinite(h) and w > 0 and h > 0):
+        problems.append(f"size() is ({w}, {h}), expected positive finite numbers")
+    bg = view.background()
+    if bg is not None:
+        bg = np.asarray(bg)
+        if bg.ndim != 3 or bg.shape[2] != 3 or bg.dtype != np.uint8:
+            problems.append(f"background() is {bg.dtype} {bg.shape}, expected uint8 [H, W, 3]")
+    walls = np.asarray(view.walls())
+    if walls.ndim != 2 or walls.shape[1:] != (4,):
+        problems.append(f"walls() has shape {walls.shape}, expected [K, 4]")
+    try:
+        view.sites()
+    except ValueError as e:
+        problems.append(str(e))
+    for key, arr in view.agent_arrays().items():
+        if len(arr) != n:
+            problems.append(f"agent_arrays()['{key}'] has {len(arr)} rows, expected {n}")
+    names = [a.name for a in world.domain.actions]
+    try:
+        if view.legend is not None:
+            group_by_mapping(names, view.legend, strict=True)
+        check_legend(view.legend_groups(names), names)
+    except ValueError as e:
+        problems.append(str(e))
+    if problems:
+        raise ValueError(f"view of world '{getattr(world, 'name', world)}': " + "; ".join(problems))
+    return view
+

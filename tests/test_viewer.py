@@ -615,3 +615,38 @@ def test_click_a_legend_group_to_highlight_its_agents(pg, tmp_path):
             r.set_highlight("nope")
     finally:
         app.close()
+
+
+@pytest.mark.parametrize("spec", ["village", "soldier", "tests.custom_world:LampWorld"])
+def test_check_view_accepts_the_worlds(spec):
+    from goap.registry import load_world
+    from goap.worldview import check_view
+
+    world = load_world(spec)
+    brain = Brain(world.domain, 120, world=world, planner="reference", seed=0)
+    view = check_view(world, brain.n_agents)
+    assert view.positions().shape == (120, 2)
+
+
+def test_check_view_names_every_problem():
+    from goap.worldview import WorldView, check_view
+    from tests.custom_world import LampWorld
+
+    class BadView(WorldView):
+        legend = {"walk": ["walk_*"], "fly": ["fly_*"]}
+
+        def walls(self):
+            return np.zeros((2, 3), np.float32)
+
+        def background(self):
+            return np.zeros((4, 4), np.float32)
+
+    world = LampWorld()
+    Brain(world.domain, 10, world=world, planner="reference")
+    world.make_view = lambda: BadView(world)
+    with pytest.raises(ValueError) as e:
+        check_view(world, 12)
+    msg = str(e.value)
+    for part in ("positions() has shape (10, 2), expected (12, 2)", "background() is float32 (4, 4)",
+                 "walls() has shape (2, 3)", "'fly_*' matches no action"):
+        assert part in msg, part
