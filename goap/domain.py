@@ -270,7 +270,7 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
     unknown = set(spec) - {"name", "facts", "actions", "goals"}
     if unknown:
         key = sorted(unknown)[0]
-        raise fail(f"unknown top-level key '{key}' (expected name, facts, actions, goals)", None, (key,))
+        raise fail(f"unknown top-level key {_show(key)} (expected name, facts, actions, goals)", None, (key,))
     name = spec.get("name")
     if not isinstance(name, str) or not name.strip():
         raise fail(f"'name' must be a non-empty string, got {_show(name)}", None, ("name",))
@@ -313,7 +313,7 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
         extra = set(aspec) - {"cost", "pre", "effects"}
         if extra:
             key = sorted(extra)[0]
-            raise fail(f"unknown key '{key}' (expected cost, pre, effects)", item, ("actions", aname, key))
+            raise fail(f"unknown key {_show(key)} (expected cost, pre, effects)", item, ("actions", aname, key))
         if "cost" not in aspec:
             raise fail("missing 'cost'", item, ("actions", aname))
         cost = aspec["cost"]
@@ -345,7 +345,7 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
         extra = set(gspec) - {"priority", "want"}
         if extra:
             key = sorted(extra)[0]
-            raise fail(f"unknown key '{key}' (expected priority, want)", item, ("goals", gname, key))
+            raise fail(f"unknown key {_show(key)} (expected priority, want)", item, ("goals", gname, key))
         priority = gspec.get("priority", 1)
         if not _number_within(priority, -MAX_PRIORITY, MAX_PRIORITY):
             bound = _limit(MAX_PRIORITY)
@@ -530,7 +530,7 @@ def _parse_fact(name: str, spec: Any) -> Fact:
         raise ValueError(f"unknown fact type {_show(kind)} (expected \"bool\", \"int\" or \"enum\")")
     extra = set(spec) - allowed[kind]
     if extra:
-        raise ValueError(f"unknown key '{sorted(extra)[0]}' for a {kind} fact")
+        raise ValueError(f"unknown key {_show(sorted(extra)[0])} for a {kind} fact")
     if kind == BOOL:
         fact = Fact(name=name, kind=BOOL)
         return Fact(name=name, kind=BOOL, default=fact.parse_value(spec.get("default", False), "default"))

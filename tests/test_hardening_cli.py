@@ -169,6 +169,22 @@ def test_run_refuses_a_read_only_folder(capsys, tmp_path):
     assert code == 1 and out == "" and "cannot write in" in err
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc, a folder even root cannot write in")
+@pytest.mark.parametrize(
+    ("argv", "option", "target"),
+    [
+        (["run", "--world", "soldier", "--ticks", "2", "--quiet"], "--json", "/proc/run.json"),
+        (["run", "--world", "soldier", "--ticks", "2", "--quiet"], "--log-outcomes", "/proc/log.npz"),
+        (["view", "--world", "soldier", "--headless", "--frames", "1"], "--record", "/proc/frames"),
+        (["view", "--world", "soldier", "--headless", "--frames", "1"], "--screenshot", "/proc/shot.png"),
+    ],
+)
+def test_an_unwritable_folder_is_refused_up_front(capsys, argv, option, target):
+    code, out, err = run(capsys, *argv, option, target)
+    assert code == 1 and out == "", err
+    assert err.startswith(f"goap: error: {option} {target}: cannot write in /proc")
+
+
 def test_check_appendable_accepts_a_log_of_the_same_domain(tmp_path):
     d = DomainBuilder("here").bool("a").action("x", effects={"a": True}).build()
     log = OutcomeLog.from_columns(d, states=np.zeros((2, 1), np.uint64), goal=np.zeros(2, int))
