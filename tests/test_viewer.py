@@ -650,3 +650,37 @@ def test_check_view_names_every_problem():
     for part in ("positions() has shape (10, 2), expected (12, 2)", "background() is float32 (4, 4)",
                  "walls() has shape (2, 3)", "'fly_*' matches no action"):
         assert part in msg, part
+
+
+def test_hud_cells_pack_in_columns_and_wide_ones_get_a_row(pg):
+    app = _app(_brain("village", n=100, ticks=1), size=(1280, 800))
+    try:
+        r = app.renderer
+        width = r.layout.panel.width - 24
+        cells = [("wood", "12"), ("food", "3"), ("a label far too long to share a row with another", "7"),
+                 ("ore", "0"), ("fish", "1")]
+        rows = r.cell_rows(cells, width)
+        assert [c for row in rows for c in row] == cells  # every cell once, in order
+        assert [cells[2]] in rows
+        assert all(len(row) <= r._cell_cols for row in rows) and r._cell_cols >= 2
+        assert len(rows) < len(cells)
+    finally:
+        app.close()
+
+
+def test_inspector_folds_dim_goals_only_when_short_of_room():
+    from viewer.render import Renderer
+
+    brain = _brain("village", n=100, ticks=5)
+    lines = inspector_lines(brain, brain.world, 3)
+    assert Renderer.fit_inspector(lines, 1000) == lines
+    start = next(k for k, (t, s) in enumerate(lines) if t.startswith("Goal:"))
+    end = next(k for k in range(start + 1, len(lines)) if lines[k][1] == "header")
+    dim = [t for t, s in lines[start + 1 : end] if s == "dim"]
+    short = Renderer.fit_inspector(lines, 20)
+    folded = [t for t, s in short if "more goal" in t]
+    assert folded == ([f"  + {len(dim)} more goal{'s' if len(dim) > 1 else ''} (met or priority 0)"] if dim else [])
+    kept = [line for line in lines[start + 1 : end] if line[1] != "dim"]
+    assert all(line in short for line in kept)  # goals that may be chosen stay
+    assert [t for t, s in short if s == "fact"] == [t for t, s in lines if s == "fact"]  # the facts stay
+    assert [t for t, s in short if s.startswith("step_")] == [t for t, s in lines if s.startswith("step_")]

@@ -190,6 +190,7 @@ class Renderer:
         self._bg_key: tuple | None = None
         self._text: dict[tuple[str, int, tuple[int, int, int]], pygame.Surface] = {}
         self._fits: dict[tuple[str, int, int], str] = {}
+        self._cell_cols = 1
         self._stamps: dict[tuple[int, int], pygame.Surface] = {}
         bg = view.background()
         self.terrain = pygame.surfarray.make_surface(np.ascontiguousarray(bg.transpose(1, 0, 2))) if bg is not None \
@@ -606,22 +607,53 @@ class Renderer:
             rows.append(cells)
         return rows
 
+    def cell_rows(self, cells: list[tuple[str, str]], width: int) -> list[list[tuple[str, str]]]:
+        """``cells`` packed into rows of at most 3 equal columns, every cell whole: the widest column count that
+        fits most cells, and a cell too wide for a column gets a row of its own (at full width)."""
+        font, gap = self.font, 14
+        widths = [font.size(f"{label} {value}")[0] for label, value in cells]
+        cols = 1
+        for c in (3, 2):
+            col_w = (width - gap * (c - 1)) // c
+            if c <= len(cells) and sum(w <= col_w for w in widths) * 2 >= len(cells):
+                cols = c
+                break
+        col_w = (width - gap * (cols - 1)) // cols
+        rows: list[list[tuple[str, str]]] = []
+        row: list[tuple[str, str]] = []
+        for cell, w in zip(cells, widths, strict=True):
+            if w > col_w:  # a wide cell: its own row
+                if row:
+                    rows.append(row)
+                    row = []
+                rows.append([cell])
+                continue
+            row.append(cell)
+            if len(row) == cols:
+                rows.append(row)
+                row = []
+        if row:
+            rows.append(row)
+        self._cell_cols = cols
+        return rows
+
     def _draw_cells(self, screen: pygame.Surface, cells: list[tuple[str, str]], x: int, y: int, width: int,
                     colour: tuple[int, int, int]) -> int:
-        """Cells ``label value`` in as many equal columns (at most 3) as fit every cell whole; returns y after."""
-        font, lh = self.font, self.line
-        gap = 14
-        need = max(font.size(f"{label} {value}")[0] for label, value in cells)
-        cols = max(1, min(3, len(cells), (width + gap) // (need + gap)))
+        """Cells ``label value`` laid out by `cell_rows` (values right-aligned in their column); returns y after."""
+        font, lh, gap = self.font, self.line, 14
+        rows = self.cell_rows(cells, width)
+        cols = self._cell_cols
         col_w = (width - gap * (cols - 1)) // cols
-        for k, (label, value) in enumerate(cells):
-            cx = x + (k % cols) * (col_w + gap)
-            v = self.text(value, (255, 255, 255))
-            room = col_w - v.get_width() - font.size(" ")[0]
-            screen.blit(self.text(self._fit(label, font, room), colour), (cx, y))
-            screen.blit(v, (cx + col_w - v.get_width() if cols > 1 else cx + font.size(label + " ")[0], y))
-            if k % cols == cols - 1 or k == len(cells) - 1:
-                y += lh
+        for row in rows:
+            wide = len(row) == 1 and font.size(f"{row[0][0]} {row[0][1]}")[0] > col_w
+            w = width if wide else col_w
+            for k, (label, value) in enumerate(row):
+                cx = x + k * (col_w + gap)
+                v = self.text(value, (255, 255, 255))
+                room = w - v.get_width() - font.size(" ")[0]
+                screen.blit(self.text(self._fit(label, font, room), colour), (cx, y))
+                screen.blit(v, (cx + w - v.get_width() if cols > 1 or wide else cx + font.size(label + " ")[0], y))
+            y += lh
         return y
 
     def _draw_panel(self, screen: pygame.Surface, snap: Snapshot, ui: UiState) -> None:
@@ -653,9 +685,32 @@ class Renderer:
             return
         self._draw_inspector(screen, snap.inspector, x, y, rect)
 
+    @staticmethod
+    def fit_inspector(lines: list[tuple[str, str]], room: int) -> list[tuple[str, str]]:
+        """The inspector's lines for ``room`` rows: when they would not fit (facts take two columns), goals that
+        are met or of priority 0 (the "dim" goal lines) fold into one line, so the plan and facts stay in view."""
+        n_facts = sum(1 for _, style in lines if style == "fact")
+        if len(lines) - n_facts + -(-n_facts // 2) <= room:
+            return lines
+        out: list[tuple[str, str]] = []
+        folded = 0
+        in_goals = False
+        for text, style in lines:
+            if style == "header":
+                if in_goals and folded:
+                    out.append((f"  + {folded} more goal{'s' if folded > 1 else ''} (met or priority 0)", "dim"))
+                    folded = 0
+                in_goals = text.startswith("Goal:")
+            elif in_goals and style == "dim":
+                folded += 1
+                continue
+            out.append((text, style))
+        return out
+
     def _draw_inspector(self, screen: pygame.Surface, lines: list[tuple[str, str]], x: int, y: int,
                         rect: pygame.Rect) -> None:
         font, lh = self.font, self.line
+        lines = self.fit_inspector(lines, (rect.bottom - y - 12) // lh)
         n_facts = sum(1 for _, style in lines if style == "fact")
         rows = len(lines) - n_facts + -(-n_facts // 2)
         if y + rows * lh + 12 > rect.bottom:
