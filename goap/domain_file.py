@@ -41,11 +41,16 @@ def read_text(path: Path, limit: int | None = MAX_FILE_BYTES) -> str:
         if limit is not None and path.is_file() and path.stat().st_size > limit:
             size = path.stat().st_size
             raise DomainError(f"too large: {size:,} bytes (at most {limit:,})", file=str(path))
-        return path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise DomainError("no such file", file=str(path)) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise DomainError(f"cannot read: {e}", file=str(path)) from None
+    except OSError as e:
+        raise DomainError(f"cannot read: {e.strerror or e}", file=str(path)) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise DomainError(f"not UTF-8 text (byte {data[e.start]:#04x})", file=str(path), line=line) from None
 
 
 def write_atomic(path: str | Path, data: bytes | str) -> None:

@@ -274,3 +274,24 @@ def test_a_domain_file_over_the_size_limit_is_refused_unread(tmp_path, monkeypat
         load_domain(path)
     assert str(exc.value) == f"{path}: too large: {path.stat().st_size:,} bytes (at most 4,096)"
     assert load_domain(BASE).name == "t"  # a file under the limit loads
+
+
+def test_a_file_that_is_not_utf8_names_the_line(capsys, tmp_path):
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(BASE.read_bytes().replace(b'name = "t"', b'name = "caf\xe9"'))
+    code, _, err = run(capsys, "validate", path)
+    assert code == 1 and err == f"goap: error: {path}:1: not UTF-8 text (byte 0xe9)\n"
+    problems = tmp_path / "p.jsonl"
+    problems.write_bytes(b'{"goal": "g"}\n{"id": "\xff", "goal": "g"}\n')
+    code, out, err = run(capsys, "solve", BASE, "--problems", problems)
+    assert code == 1 and out == "" and err == f"goap: error: {problems}:2: not UTF-8 text (byte 0xff)\n"
+
+
+def test_crlf_files_load_and_report_the_right_lines(tmp_path):
+    path = tmp_path / "crlf.toml"
+    path.write_bytes(BASE.read_bytes().replace(b"\n", b"\r\n").replace(b"cost = 1", b"cost = -1"))
+    with pytest.raises(DomainError) as exc:
+        load_domain(path)
+    assert exc.value.line == line_with(BASE, "cost = 1") and "cost must be" in exc.value.message
+    path.write_bytes(BASE.read_bytes().replace(b"\n", b"\r\n"))
+    assert load_domain(path) == load_domain(BASE)
