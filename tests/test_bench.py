@@ -107,12 +107,25 @@ def test_solo_times_each_problem_alone(tmp_path):
 def test_a_result_past_the_limit_is_a_timeout(tmp_path):
     # A Warp search cannot be interrupted; one that ends after the limit is still a timeout (its outcome kept).
     assert _run("--suite", "pddl", "--tasks-dir", str(PDDL_DIR), "--domains", "gripper", "--tasks", "task01",
-                "--planners", "warp", "--device", "cpu", "--time-limit", "1e-9",
+                "--planners", "warp", "--device", "cpu", "--time-limit", "1e-9", "--in-process",
                 "--json", str(tmp_path / "t.json")) == 0
     (row,) = json.loads((tmp_path / "t.json").read_text())["results"]
     assert row["status"] == "timeout" and row["late_status"] == "ok"
     summary = json.loads((tmp_path / "t.json").read_text())["summary"]
     assert summary[0]["solved"] == 0 and summary[0]["agile_score"] == 0
+
+
+def test_isolated_search_is_killed_at_the_limit(tmp_path):
+    # depot/task03 takes the Warp planner minutes on this machine; isolated (the pddl default), it is stopped
+    import time
+
+    t0 = time.perf_counter()
+    assert _run("--suite", "pddl", "--tasks-dir", str(PDDL_DIR), "--domains", "depot", "--tasks", "task03",
+                "--planners", "warp", "--device", "cpu", "--time-limit", "1", "--json", str(tmp_path / "k.json")) == 0
+    data = json.loads((tmp_path / "k.json").read_text())
+    (row,) = data["results"]
+    assert row["status"] == "timeout" and row["late_status"] is None and row["total_seconds"] < 5
+    assert data["meta"]["isolate"] is True and time.perf_counter() - t0 < 120
 
 
 def test_algorithm_option_changes_the_label(tmp_path):

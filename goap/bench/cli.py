@@ -56,6 +56,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="seconds per task (default 60), grounding and search: a result past it is a timeout")
     p.add_argument("--memory-limit", type=_memory, default=None, metavar="SIZE",
                    help="address-space limit of an external planner's process (default 4G)")
+    iso = p.add_mutually_exclusive_group()
+    iso.add_argument("--isolate", dest="isolate", action="store_true", default=None,
+                     help="run goap planners in a worker process killed at the time limit (default for pddl)")
+    iso.add_argument("--in-process", dest="isolate", action="store_false",
+                     help="run goap planners in this process: a Warp search past the limit runs to its end")
     p.add_argument("--solo", action="store_true",
                    help="time every problem alone (batched planners otherwise report batch time / n, labelled so)")
     p.add_argument("--tasks-dir", "--pddl-root", dest="tasks_dir", default=None, metavar="DIR",
@@ -206,6 +211,7 @@ def run(args: argparse.Namespace) -> int:
         max_nodes=args.max_nodes or (PDDL_MAX_NODES if is_pddl else 1024),
         max_plan_length=args.max_plan_length or (PDDL_MAX_PLAN_LENGTH if is_pddl else 64),
         time_limit=args.time_limit, memory_limit=args.memory_limit, device=args.device, solo=args.solo,
+        isolate=is_pddl if args.isolate is None else bool(args.isolate),
     )
     if args.ray is not None:
         from goap.bench.distributed import require_ray
@@ -222,12 +228,16 @@ def run(args: argparse.Namespace) -> int:
 
         rows, cluster = run_on_ray(todo, configs, settings, args.ray, args.ray_cpus, progress.step)
     else:
+        from goap.bench.runner import WORKERS
+
         try:
             for recipe in todo:
                 rows += run_recipe(recipe, configs, settings)
                 progress.step(recipe.group)
         except KeyboardInterrupt:
             interrupted = True
+        finally:
+            WORKERS.close()
     progress.done()
     wall = time.perf_counter() - t0
     report.add_scores(rows, settings.time_limit)
@@ -240,7 +250,10 @@ def run(args: argparse.Namespace) -> int:
                      for c in configs if c.external is not None},
         "max_nodes": settings.max_nodes, "max_plan_length": settings.max_plan_length,
         "time_limit": settings.time_limit, "memory_limit": settings.memory_limit, "solo": settings.solo,
-        "time_limit_enforced": "reference: SIGALRM; external: killed; warp: a result past the limit is a timeout",
+        "isolate": settings.isolate,
+        "time_limit_enforced": ("every planner: external ones and (isolated) goap planners are killed at the limit"
+                                if settings.isolate else
+                                "reference: SIGALRM; external: killed; warp: a result past the limit is a timeout"),
         "device": args.device, "interrupted": interrupted, "wall_seconds": wall, "ray": cluster,
     })
     header, coverage = report.coverage_table(summary)

@@ -74,6 +74,7 @@ class Settings:
     device: str | None = None
     solo: bool = False
     keep_plans: bool = True
+    isolate: bool = False  # run goap planners in a child process that is killed at the limit (see `Workers`)
 
 
 def check_options(options: dict[str, Any]) -> None:
@@ -97,11 +98,15 @@ def run_recipe(recipe: Recipe, planners: list[PlannerConfig], settings: Settings
     ``error`` (``timeout`` for the grounding deadline) and the message, for goap planners; external planners
     still run on its files, and their plans are still validated on the lifted task.
     """
+    internal = [c for c in planners if c.external is None]
+    if settings.isolate and internal:
+        return _run_isolated(recipe, planners, settings)
     batch: ProblemBatch | None = None
     failure: str | None = None
     t0 = time.perf_counter()
     try:
-        batch = recipe.load()
+        if internal:
+            batch = recipe.load()
     except ValueError as e:  # PddlError is a DomainError is a ValueError
         failure = str(e)
     ground_failed_s = time.perf_counter() - t0
@@ -124,6 +129,161 @@ def run_recipe(recipe: Recipe, planners: list[PlannerConfig], settings: Settings
             rows += _run_internal(config, batch, lifted, settings)
     _fill_optimal(rows, recipe, batch)
     return rows
+
+
+def _run_isolated(recipe: Recipe, planners: list[PlannerConfig], settings: Settings) -> list[dict[str, Any]]:
+    """`run_recipe` with every goap planner in its worker process (external planners are processes already)."""
+    from dataclasses import replace
+
+    inner = replace(settings, isolate=False)
+    by_label: dict[str, list[dict[str, Any]]] = {}
+    for config in planners:
+        if config.external is None:
+            by_label[config.label] = WORKERS.run(recipe, config, inner)
+    externals = [c for c in planners if c.external is not None]
+    if externals:
+        lifted = None
+        if isinstance(recipe, PddlRecipe):
+            try:
+                lifted = recipe.lifted()
+            except ValueError:
+                lifted = None
+        sizes = next(({k: r[k] for k in ("n_facts", "n_actions") if k in r} for rs in by_label.values()
+                      for r in rs), {})
+        for config in externals:
+            rs = _run_external(config, recipe, None, lifted, inner)
+            for r in rs:
+                r.update(sizes)
+            by_label[config.label] = rs
+    rows = [r for c in planners for r in by_label[c.label]]
+    for r in rows:
+        r.pop("optimal", None)
+        r.pop("optimal_source", None)
+    _fill_optimal(rows, recipe, None)
+    return rows
+
+
+# --- goap planners in a child process ------------------------------------------------------------------------
+#: Seconds a worker may spend before its first search starts (grounding is bounded by its own deadline; this
+#: covers loading or, the first time, compiling the kernels).
+SETUP_SECONDS = 600.0
+_search_started: Any = None  # set in a worker: called with (seconds allowed, ground seconds) before each search
+
+
+def _notify_search(allowed: float | None, ground: float) -> None:
+    if _search_started is not None:
+        _search_started(allowed, ground)
+
+
+class Workers:
+    """One child process per goap planner (label), reused from task to task so its kernels stay loaded.
+
+    A Warp search is one launch that cannot be interrupted, so the time limit is held here: the worker says
+    when each search starts and how long it may take; the parent waits that long (plus a small grace) and
+    then kills the worker, reports the task's rows as ``timeout``, and starts a fresh worker for the next
+    task. A worker that dies (out of memory under ``--memory-limit``, a crash) gives ``memout`` or ``error``.
+    """
+
+    GRACE = 0.5
+
+    def __init__(self) -> None:
+        self.procs: dict[str, tuple[Any, Any]] = {}
+
+    def _start(self, label: str, memory: int | None) -> tuple[Any, Any]:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("spawn")
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_worker_main, args=(child, memory), daemon=True, name=f"goap-bench-{label}")
+        proc.start()
+        child.close()
+        self.procs[label] = (proc, parent)
+        return proc, parent
+
+    def run(self, recipe: Recipe, config: PlannerConfig, settings: Settings) -> list[dict[str, Any]]:
+        proc, conn = self.procs.get(config.label) or self._start(config.label, settings.memory_limit)
+        if not proc.is_alive():
+            proc, conn = self._start(config.label, settings.memory_limit)
+        conn.send((recipe, config, settings))
+        t0 = time.perf_counter()
+        deadline = t0 + SETUP_SECONDS + (settings.time_limit or 0.0)
+        started, ground = None, 0.0
+        while True:
+            wait = deadline - time.perf_counter()
+            try:
+                ready = wait > 0 and conn.poll(wait)
+                message = conn.recv() if ready else None
+            except (EOFError, OSError):
+                proc.join(5)
+                status = "memout" if settings.memory_limit else "error"
+                return self._failed(recipe, config, status, f"the planner's process ended ({proc.exitcode})", ground)
+            if message is None:
+                self.kill(config.label)
+                spent = time.perf_counter() - (started or t0)
+                return self._failed(recipe, config, "timeout", None, ground, spent)
+            kind, payload = message
+            if kind == "search":
+                allowed, ground = payload
+                started = time.perf_counter()
+                deadline = math.inf if allowed is None else started + allowed + self.GRACE
+            elif kind == "rows":
+                return payload
+            elif kind == "memout":
+                self.kill(config.label)
+                return self._failed(recipe, config, "memout", payload, ground)
+            else:
+                raise ValueError(payload)
+
+    @staticmethod
+    def _failed(recipe: Recipe, config: PlannerConfig, status: str, error: str | None, ground: float,
+                spent: float | None = None) -> list[dict[str, Any]]:
+        total = None if spent is None else ground + spent
+        return [_row(recipe.suite, recipe.group, pid, config, status=status, error=error, ground_seconds=ground,
+                     total_seconds=total, timing="solo") for pid in recipe.ids]
+
+    def kill(self, label: str) -> None:
+        proc, conn = self.procs.pop(label, (None, None))
+        if proc is not None:
+            proc.kill()
+            proc.join(10)
+            conn.close()
+
+    def close(self) -> None:
+        for label in list(self.procs):
+            proc, conn = self.procs[label]
+            try:
+                conn.send(None)
+                proc.join(5)
+            except (OSError, BrokenPipeError):
+                pass
+            self.kill(label)
+
+
+WORKERS = Workers()
+
+
+def _worker_main(conn: Any, memory: int | None) -> None:
+    """The loop of a worker process: (recipe, config, settings) in, ("rows", rows) out, until None."""
+    global _search_started
+    import resource
+
+    if memory:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    _search_started = lambda allowed, ground: conn.send(("search", (allowed, ground)))  # noqa: E731
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        recipe, config, settings = job
+        try:
+            conn.send(("rows", run_recipe(recipe, [config], settings)))
+        except MemoryError as e:
+            conn.send(("memout", f"out of memory: {e}"))
+        except ValueError as e:
+            conn.send(("error", str(e)))
 
 
 def _row(suite: str, group: str, problem: str, config: PlannerConfig, **values: Any) -> dict[str, Any]:
@@ -168,10 +328,12 @@ def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, setti
         if serial or settings.solo or n == 1:
             for i in range(n):
                 left = None if limit is None else max(1e-3, limit - ground)
+                _notify_search(left, ground)
                 res, seconds = _timed(planner, batch, np.array([i]), left if serial else None)
                 results.append((i, seconds, None if res is None else (res, 0)))
             timing = "solo"
         else:
+            _notify_search(None if limit is None else limit * n, ground)
             res, seconds = _timed(planner, batch, np.arange(n), None)
             results += [(i, seconds / n, (res, i)) for i in range(n)]
             timing = "batch/n"
