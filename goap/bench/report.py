@@ -292,6 +292,7 @@ def plot(rows: list[dict[str, Any]], path: str, scatter: tuple[str, str] | None 
             ax.step(secs, range(1, len(secs) + 1), where="post", label=p, color=colour[p])
     _log_if_wide(ax, "x", all_times)
     ax.set(xlabel="seconds (grounding + search, or process wall time)", ylabel="tasks solved", title="coverage")
+    ax.yaxis.get_major_locator().set_params(integer=True)
     ax.legend(fontsize=8)
 
     if pair:
@@ -314,6 +315,9 @@ def plot(rows: list[dict[str, Any]], path: str, scatter: tuple[str, str] | None 
     ax.set_xticks(np.arange(len(groups)) + 0.4 - width / 2, groups, rotation=30, ha="right")
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set(ylabel="mean cost / optimal (solved tasks)", title="plan quality")
+    seen = [v for p in planners for g in groups for v in [_mean_ratio(rows, p, g)] if v is not None]
+    if seen:  # zoomed on the ratios, not from 0: a 1% worse plan should be visible
+        ax.set_ylim(min(seen) - 0.02 * max(1.0, max(seen) - min(seen) + 0.5), max(seen) * 1.02 + 0.01)
     for ax in axes:
         ax.grid(True, alpha=0.3)
     target = Path(path)
@@ -326,6 +330,12 @@ def plot(rows: list[dict[str, Any]], path: str, scatter: tuple[str, str] | None 
         raise ValueError(f"cannot write {path}: {e.strerror or e}") from None
     finally:
         plt.close(fig)
+
+
+def _mean_ratio(rows: list[dict[str, Any]], planner: str, group: str) -> float | None:
+    vals = [r["cost"] / r["optimal"] for r in rows if r["planner"] == planner and r["group"] == group and solved(r)
+            and r.get("optimal") and r["cost"] is not None]
+    return float(np.mean(vals)) if vals else None
 
 
 def _scatter(ax: Any, by: dict, tasks: list, a: str, b: str, key: str, what: str, limit: float | None) -> None:
