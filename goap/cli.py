@@ -448,10 +448,12 @@ def cmd_planners(args: argparse.Namespace) -> int:
 
 
 def cmd_worlds(args: argparse.Namespace) -> int:
-    from goap.registry import known_worlds
+    from goap.registry import ambiguous_worlds, known_worlds
 
     for name, target in known_worlds().items():
         print(f"{name:12s} {target}")
+    for why in ambiguous_worlds().values():
+        print(f"goap: warning: {why}", file=sys.stderr)
     return 0
 
 

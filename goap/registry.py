@@ -17,7 +17,7 @@ A package registers its world in its ``pyproject.toml``::
 
 after which ``goap run --world harbour`` works once the package is installed (``pip install -e .``). A name
 that is registered twice (an entry point shadowing a built-in, two packages claiming one name) is an error
-that names both targets, never a silent choice.
+that names both targets when it is asked for, never a silent choice; other names keep working.
 
 A world is checked against the `goap.world.World` protocol as it is made, so a class missing ``act`` or
 ``domain`` fails here with the members it lacks, not later with an AttributeError in the middle of a tick.
@@ -83,28 +83,40 @@ def _ep_target(ep: importlib.metadata.EntryPoint) -> str:
     return value if ":" in value else f"{value}:"
 
 
-def known_worlds() -> dict[str, str]:
-    """Every world name that resolves, with where it comes from (``module:Attr``), sorted by name.
-
-    Raises:
-        WorldSpecError: two sources claim one name.
-    """
+def _collect() -> tuple[dict[str, str], dict[str, str]]:
+    """(name -> target, name -> why it is ambiguous) over built-ins, entry points and run-time names."""
     out: dict[str, str] = {}
     source: dict[str, str] = {}
+    clashes: dict[str, str] = {}
     for name, target in builtin_worlds().items():
         out[name], source[name] = target, "built-in"
     for ep in _entry_points():
         target = _ep_target(ep)
         if ep.name in out and out[ep.name] != target:
-            raise WorldSpecError(
+            clashes[ep.name] = (
                 f"world name '{ep.name}' is registered twice: {source[ep.name]} ({out[ep.name]}) and "
                 f"{_origin(ep)} ({target}); rename one of them"
             )
+            continue
         out[ep.name], source[ep.name] = target, _origin(ep)
     for name, target in _RUNTIME.items():
-        text = target if isinstance(target, str) else _qualname(target)
-        out[name] = text  # register_world already refused clashes
-    return dict(sorted(out.items()))
+        out[name] = target if isinstance(target, str) else _qualname(target)  # register_world refused clashes
+    for name in clashes:
+        out.pop(name, None)
+    return dict(sorted(out.items())), clashes
+
+
+def known_worlds() -> dict[str, str]:
+    """Every world name that resolves, with where it comes from (``module:Attr``), sorted by name.
+
+    A name two sources claim is left out (see `ambiguous_worlds`); asking for it is an error naming both.
+    """
+    return _collect()[0]
+
+
+def ambiguous_worlds() -> dict[str, str]:
+    """Names claimed by two sources (a package shadowing a built-in, two packages), each with the error."""
+    return _collect()[1]
 
 
 def register_world(name: str, target: str | Callable[..., Any], *, replace: bool = False) -> None:
@@ -123,9 +135,10 @@ def register_world(name: str, target: str | Callable[..., Any], *, replace: bool
         raise WorldSpecError(f"world name {name!r} must be letters, digits, '_' or '-'")
     if not (callable(target) or (isinstance(target, str) and ":" in target)):
         raise WorldSpecError(f"world '{name}': target must be 'package.module:Class' or a callable, got {target!r}")
-    static = {n: t for n, t in known_worlds().items() if n not in _RUNTIME}
-    if name in static:
-        raise WorldSpecError(f"world name '{name}' is taken ({static[name]})")
+    known, clashes = _collect()
+    static = {n: t for n, t in known.items() if n not in _RUNTIME}
+    if name in static or name in clashes:
+        raise WorldSpecError(f"world name '{name}' is taken ({static.get(name) or clashes[name]})")
     if name in _RUNTIME and not replace:
         raise WorldSpecError(f"world name '{name}' is already registered; pass replace=True to change it")
     _RUNTIME[name] = target
@@ -152,7 +165,9 @@ def resolve_world(spec: str) -> tuple[str, Callable[..., Any]]:
         runtime = _RUNTIME.get(spec)
         if runtime is not None and not isinstance(runtime, str):
             return spec, runtime
-        known = known_worlds()
+        known, clashes = _collect()
+        if spec in clashes:
+            raise WorldSpecError(clashes[spec])
         if spec not in known:
             names = ", ".join(known) or "none"
             hint = " (did you mean 'module:Class'?)" if "." in spec else ""

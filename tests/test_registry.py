@@ -165,6 +165,8 @@ def test_two_sources_for_one_name_is_an_error(monkeypatch):
     monkeypatch.setattr(registry, "_entry_points", lambda: eps)
     with pytest.raises(WorldSpecError, match=r"'village' is registered twice: built-in .* and entry point 'village'"):
         load_world("village")
+    assert "village" not in known_worlds() and "village" in registry.ambiguous_worlds()
+    assert load_world("soldier").name == "soldier"  # other names keep working
 
 
 def test_entry_point_group_is_read_from_installed_metadata(tmp_path, monkeypatch):
@@ -296,3 +298,9 @@ def test_goap_worlds_lists_every_name(monkeypatch, capsys):
     assert rows["soldier"] == "worlds.soldier.world:SoldierWorld"
     assert rows["lamps"] == "tests.custom_world:LampWorld"
     assert list(rows) == sorted(rows)
+    eps.append(_entry_point("village", "other_game.world:Village", "other-game"))
+    assert main(["worlds"]) == 0
+    out, err = capsys.readouterr()
+    assert "village" not in out.split() and "lamps" in out.split()
+    assert "warning: world name 'village' is registered twice" in err
+
