@@ -26,7 +26,8 @@ hook                        called                what it returns
 Per-frame hooks run on the simulation's thread between ticks (the viewer copies what they return into a
 snapshot), so they may read the world's arrays without locking. They should return only what a frame draws:
 on a CUDA device every array read is a device-to-host copy. `to_host` turns a Warp array (or anything
-array-like) into numpy: zero-copy for a CPU array, one copy for a CUDA one.
+array-like) into numpy: zero-copy for a CPU array, one copy for a CUDA one. `check_view` calls every hook
+and checks what it returns, for a world's own tests.
 
 Legend groups exist because a domain of 30+ actions has no 30 hues that can be told apart on a map: the
 viewer gives each group one hue, and the actions of a group shades of it, so a glance shows what kind of work
