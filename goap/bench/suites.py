@@ -262,16 +262,25 @@ class PlanRecorder:
         else:
             brain.planner = _PlannerProxy(brain.planner, self)
 
-    def record(self, states: Any, goals: Any, costs: Any = None, enabled: Any = None, agents: Any = None) -> None:
-        rows = np.arange(len(goals)) if agents is None else np.asarray(agents)
+    def record(self, states: Any, goals: Any, costs: Any = None, enabled: Any = None, agents: Any = None,
+               count: Any = None) -> None:
+        """Keep the rows planned in this call (numpy or Warp arrays, on any device)."""
+        goals = _host(goals)
+        rows = np.arange(len(goals)) if agents is None else _host(agents)
         if rows.dtype == np.bool_:
             rows = np.flatnonzero(rows)
         rows = rows.astype(np.int64)
+        if count is not None:
+            rows = rows[: int(_host(count).reshape(-1)[0])]
         self.records.append((
-            self.tick, rows, np.asarray(states)[rows].copy(), np.asarray(goals)[rows].copy(),
-            None if costs is None else np.asarray(costs)[rows].copy(),
-            None if enabled is None else np.asarray(enabled)[rows].copy(),
+            self.tick, rows, _host(states)[rows].copy(), goals[rows].copy(),
+            None if costs is None else _host(costs)[rows].copy(),
+            None if enabled is None else _host(enabled)[rows].copy(),
         ))
+
+
+def _host(x: Any) -> np.ndarray:
+    return x.numpy() if hasattr(x, "numpy") and not isinstance(x, np.ndarray) else np.asarray(x)
 
 
 class _PlannerProxy:
@@ -285,7 +294,7 @@ class _PlannerProxy:
         return getattr(self.inner, name)
 
     def plan(self, states: Any, goals: Any, costs: Any = None, enabled: Any = None, **kw: Any) -> Any:
-        self.recorder.record(states, goals, costs, enabled, kw.get("agents"))
+        self.recorder.record(states, goals, costs, enabled, kw.get("agents"), kw.get("count"))
         return self.inner.plan(states, goals, costs, enabled, **kw)
 
 
