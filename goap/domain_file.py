@@ -70,10 +70,17 @@ def write_atomic(path: str | Path, data: bytes | str) -> None:
             f.write(blob)
         return
     target = path.resolve() if path.is_symlink() else path
+    if target.exists():
+        mode = target.stat().st_mode & 0o7777  # a rewritten file keeps its permissions
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask  # what open() would have given a new file (mkstemp makes it 0600)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(blob)
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

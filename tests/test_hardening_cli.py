@@ -431,6 +431,10 @@ def test_write_atomic_replaces_whole_files_and_writes_devices_directly(tmp_path)
     link.symlink_to(target)
     write_atomic(link, "three")
     assert link.is_symlink() and target.read_text() == "three"
+    assert target.stat().st_mode & 0o777 == 0o666 & ~_umask()  # as open() makes a file, not mkstemp's 0600
+    target.chmod(0o640)
+    write_atomic(target, "four")
+    assert target.stat().st_mode & 0o777 == 0o640  # a rewritten file keeps its permissions
     write_atomic("/dev/null", "gone")  # a device is written, never renamed over
     assert Path("/dev/null").exists() and not Path("/dev/null").is_file()
 
@@ -446,3 +450,9 @@ def test_an_outcome_log_claiming_gigabytes_is_refused_before_inflating(tmp_path,
         OutcomeLog.load(tmp_path / "log.npz")
     monkeypatch.setattr(outcomes, "MAX_LOG_BYTES", total)
     assert len(OutcomeLog.load(tmp_path / "log.npz")) == 1000
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
