@@ -612,7 +612,7 @@ class Brain:
                 arr(used, wp.uint64))
 
     def _state_problem(self, i: int) -> str:
-        return _state_problem(self.tables, self.arrays.states.numpy()[i])
+        return self.tables.state_problem(self.arrays.states.numpy()[i])
 
     # --- CUDA graphs --------------------------------------------------------------------------------------------
     def _capturable(self) -> bool:
@@ -723,9 +723,9 @@ class Brain:
         if host.ndim != 2 or host.shape[1] != W or host.shape[0] not in (1, k):
             raise ValueError(f"states must be uint64 [{k}, {W}] (or one row for all), got shape {host.shape}")
         host = np.ascontiguousarray(np.broadcast_to(host, (max(1, k), W)), dtype=np.uint64)
-        bad = _bad_state_rows(self.tables, host)
+        bad = self.tables.invalid_states(host)
         if len(bad):
-            raise ValueError(f"state {int(bad[0])} is invalid: {_state_problem(self.tables, host[bad[0]])}")
+            raise ValueError(f"state {int(bad[0])} is invalid: {self.tables.state_problem(host[bad[0]])}")
         return wp.array(host, dtype=wp.uint64, device=self.device)
 
     def spawn(self, count: int | None = None, *, agents: Any = None, states: Any = None) -> np.ndarray:
@@ -966,10 +966,10 @@ class Brain:
                                     f", outside {lo}..{hi if hi is not None else 'any'}")
         if (arrays["step"] > np.maximum(arrays["plan_length"], 0)).any() or (arrays["plan_length"] > L).any():
             raise SnapshotError(f"{where}: field 'brain/step' or 'brain/plan_length' is past the plan")
-        bad_rows = _bad_state_rows(self.tables, arrays["states"])
+        bad_rows = self.tables.invalid_states(arrays["states"])
         if len(bad_rows):
             i = int(bad_rows[0])
-            problem = _state_problem(self.tables, arrays["states"][i])
+            problem = self.tables.state_problem(arrays["states"][i])
             raise SnapshotError(f"{where}: field 'brain/states' row {i}: {problem}")
 
 
@@ -999,37 +999,6 @@ def _check_range(name: str, fact: Any, values: np.ndarray) -> None:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"value {int(values[i])} (item {i}) of fact '{name}' is out of range {fact.min}..{fact.max}")
-
-
-def _bad_state_rows(tables: DomainTables, states: np.ndarray) -> np.ndarray:
-    """Rows of packed states with a field above its range or bits outside every field (vectorised)."""
-    L = tables.layout
-    bad = np.zeros(states.shape[0], dtype=bool)
-    used = np.zeros(tables.n_words, dtype=np.uint64)
-    for f, fact in enumerate(tables.domain.facts):
-        m = np.uint64(L.field_mask(f))
-        used[L.word[f]] |= m << np.uint64(L.shift[f])
-        v = (states[:, L.word[f]] >> np.uint64(L.shift[f])) & m
-        bad |= v > np.uint64(fact.max - fact.min)
-    bad |= ((states & ~used) != 0).any(axis=1)
-    return np.flatnonzero(bad)
-
-
-def _state_problem(tables: DomainTables, row: np.ndarray) -> str:
-    """What is wrong with one packed state, or "" when nothing is."""
-    L = tables.layout
-    used = np.zeros(tables.n_words, dtype=np.uint64)
-    for f, fact in enumerate(tables.domain.facts):
-        m = L.field_mask(f)
-        used[L.word[f]] |= np.uint64(m << int(L.shift[f]))
-        v = (int(row[L.word[f]]) >> int(L.shift[f])) & m
-        if v > fact.max - fact.min:
-            return f"fact '{fact.name}' holds encoded value {v}, above its range {fact.min}..{fact.max}"
-    stray = row & ~used
-    if stray.any():
-        w = int(np.flatnonzero(stray)[0])
-        return f"word {w} has bits set outside every fact (0x{int(stray[w]):x})"
-    return ""
 
 
 def _read_snapshot(path: str | Path) -> dict[str, np.ndarray]:
