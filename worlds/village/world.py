@@ -75,7 +75,7 @@ STOCKED = (TREE, BUSH, ROCK_SITE, SPOT)
 #: Kinds whose availability changes during a run (stock or reservations): their fields are refreshed.
 DYNAMIC = (TREE, BUSH, ROCK_SITE, SPOT, PLOT, ANVIL)
 #: The order in which their fields are rebuilt, one a tick: trees and bushes change fastest.
-FIELD_SCHEDULE = (TREE, BUSH, ROCK_SITE, TREE, BUSH, SPOT, TREE, BUSH, PLOT, ANVIL)
+FIELD_SCHEDULE = (TREE, BUSH, ANVIL, TREE, BUSH, ROCK_SITE, TREE, BUSH, ANVIL, SPOT, TREE, BUSH, PLOT)
 MAX_STOCK = {TREE: 4, BUSH: 3, ROCK_SITE: 5, SPOT: 3}
 #: Chance per site and tick of +1 stock.
 REGROW_P = {TREE: 0.02, BUSH: 0.017, ROCK_SITE: 0.01, SPOT: 0.017}
@@ -183,7 +183,7 @@ AGENTS_PER_HOUSE = 6
 RES = 4  # cells per nearest-site field cell
 SPEED = 0.4  # cells per tick (24 a second at 60 ticks a second)
 TICKS_PER_COST = 10.0  # walking this many ticks costs the planner 1 (the domain's walking costs are the least)
-WORK_RADIUS = 10.0  # a work action walks at most this far to a site it reserves
+WORK_RADIUS = 16.0  # a work action walks at most this far to a site it reserves (within one place)
 SPREAD = 4.0  # cells of noise in how near a free site looks to each agent
 WALK_RINGS = 6  # rings of field cells a walk searches around itself for a free site
 SEARCH = 3  # then rings around the nearest available site the field knows of
@@ -191,7 +191,8 @@ COST_EVERY = 4  # ticks between refreshes of an agent's walking costs (at once w
 FIELDS_PER_TICK = 1  # dynamic kinds whose field is rebuilt each tick
 MAX_PER_CELL = 32  # sites of one kind looked at per field cell (a bound on the search loop)
 CLAIM_ROUNDS = 3
-MAX_WAIT = 12  # ticks an action waits for a free site before it fails
+MAX_WAIT = 12  # ticks an action waits (standing) for a free site before it fails
+MAX_SEARCH = 120  # ticks it may head for the nearest available site, looking for a free one on the way
 HYSTERESIS = 3.0  # priority bonus of the goal an agent already pursues
 NO_SITE_COST = 1000.0
 HUNGER_EVERY, FATIGUE_EVERY = 500, 450
@@ -229,6 +230,7 @@ C_WALK_RINGS = wp.constant(WALK_RINGS)
 C_WORK_RINGS = wp.constant(int(np.ceil(WORK_RADIUS / RES)) + 1)
 C_MAX_PER_CELL = wp.constant(MAX_PER_CELL)
 C_MAX_WAIT = wp.constant(MAX_WAIT)
+C_MAX_SEARCH = wp.constant(MAX_SEARCH)
 C_WORK_RADIUS = wp.constant(WORK_RADIUS)
 C_NO_SITE_COST = wp.constant(NO_SITE_COST)
 C_HYSTERESIS = wp.constant(HYSTERESIS)
@@ -460,6 +462,7 @@ def begin_kernel(
     claim: wp.array(dtype=wp.int32),
     progress: wp.array(dtype=wp.int32),
     waited: wp.array(dtype=wp.int32),
+    searched: wp.array(dtype=wp.int32),
     want: wp.array(dtype=wp.int32),
 ):
     """Start, continue or drop each agent's action; say which site kind it still has to reserve (``want``)."""
@@ -472,6 +475,7 @@ def begin_kernel(
         target[i] = -1
         progress[i] = 0
         waited[i] = 0
+        searched[i] = 0
         return
     # The site kind this action needs and whether it reserves one: a walk takes its kind (and its reservation)
     # from the next step of the plan when that step works at the place walked to.
@@ -494,6 +498,7 @@ def begin_kernel(
         cur_action[i] = a
         progress[i] = 0
         waited[i] = 0
+        searched[i] = 0
         s = claim[i]
         if s >= 0 and (not reserve or g.site_kind[s] != k or not (g.site_max[s] == 0 or g.site_stock[s] > 0)):
             release(g, claim, i)
@@ -576,6 +581,7 @@ def bid_kernel(
     choice: wp.array(dtype=wp.int32),
     found_any: wp.array(dtype=wp.int32),
     bid: wp.array(dtype=wp.int32),
+    target: wp.array(dtype=wp.int32),
 ):
     """Each agent still wanting a site bids for the nearest free one; the lowest agent id wins it.
 
@@ -598,10 +604,16 @@ def bid_kernel(
         best = nearest_free(g, k, here, p, C_WALK_RINGS, i)
         if best < 0:
             best = nearest_free(g, k, cell_of(g, g.site_pos[s0]), p, C_SEARCH, i)
+        if best < 0:
+            target[i] = s0  # head that way meanwhile, and look again on the way
     else:
         best = nearest_free(g, k, here, p, C_WORK_RINGS, i)
         if best >= 0 and wp.length(g.site_pos[best] - p) > C_WORK_RADIUS:
             best = -1
+        if best < 0:  # all taken around here: head for the nearest available one if it is still at this place
+            s0 = g.field[k, here]
+            if s0 >= 0 and wp.length(g.site_pos[s0] - p) <= 2.0 * C_WORK_RADIUS:
+                target[i] = s0
     if best >= 0:
         choice[i] = best
         wp.atomic_min(bid, best, i)
@@ -647,6 +659,7 @@ def advance_kernel(
     claim: wp.array(dtype=wp.int32),
     progress: wp.array(dtype=wp.int32),
     waited: wp.array(dtype=wp.int32),
+    searched: wp.array(dtype=wp.int32),
     want: wp.array(dtype=wp.int32),
     found_any: wp.array(dtype=wp.int32),
     tallies: wp.array(dtype=wp.int64),
@@ -658,6 +671,17 @@ def advance_kernel(
     if a < 0:
         return
     if want[i] != -1:  # no site reserved yet (-2 - kind: none was free in sight): wait a few ticks, then give up
+        s = target[i]
+        if s >= 0 and claim[i] < 0 and found_any[i] != 0 and searched[i] < C_MAX_SEARCH:
+            # head for the nearest available site meanwhile (looking again each tick); wait only once there
+            p = positions[i]
+            delta = g.site_pos[s] - p
+            d = wp.length(delta)
+            if d > step_len:
+                positions[i] = p + delta * (step_len / d)
+                searched[i] = searched[i] + 1
+                action_status[i] = RUNNING_S
+                return
         waited[i] = waited[i] + 1
         if waited[i] > C_MAX_WAIT or found_any[i] == 0:
             action_status[i] = FAILED_S
@@ -866,7 +890,7 @@ def village_terrain(rng: np.random.Generator, size: int = VILLAGE_CELLS) -> np.n
     blobs(ROCK, 3, 0.06, 0.1, (0.7, 0.95, 0.1, 0.3))
     blobs(FOREST, 16, 0.06, 0.12, (0.0, 1.0, 0.0, 1.0))
     t[(xx > 0.42 * size) & (xx < 0.78 * size) & (yy > 0.35 * size) & (yy < 0.65 * size) & (t == FOREST)] = GRASS
-    t[(xx > 0.64 * size) & (xx < 0.84 * size) & (yy > 0.28 * size) & (yy < 0.4 * size) & (t == FOREST)] = GRASS
+    t[(xx > 0.62 * size) & (xx < 0.86 * size) & (yy > 0.26 * size) & (yy < 0.42 * size) & (t == FOREST)] = GRASS
     return t
 
 
@@ -876,7 +900,7 @@ def site_counts(n: int) -> dict[int, int]:
         HOUSE: max(1, -(-n // AGENTS_PER_HOUSE)),
         STOCKPILE: max(1, n // 400),
         STALL: max(2, n // 80),
-        ANVIL: max(2, n // 15),
+        ANVIL: max(2, n // 8),
         PLOT: max(8, n // 5),
         TREE: max(40, 2 * n // 3),
         BUSH: max(40, n // 2),
@@ -941,7 +965,7 @@ class VillageWorld:
         terrain = np.empty((self.height, self.width), dtype=np.uint8)
         yy, xx = np.mgrid[0:S, 0:S].astype(np.float32)
         near_centre = np.exp(-(((xx - 0.6 * S) / (0.15 * S)) ** 2 + ((yy - 0.5 * S) / (0.15 * S)) ** 2)) + 1e-3
-        near_mine = np.exp(-(((xx - 0.74 * S) / (0.08 * S)) ** 2 + ((yy - 0.34 * S) / (0.06 * S)) ** 2)) + 1e-9
+        near_mine = np.exp(-(((xx - 0.74 * S) / (0.1 * S)) ** 2 + ((yy - 0.34 * S) / (0.08 * S)) ** 2)) + 1e-9
         per_tile = np.full(tiles, n_agents // tiles, dtype=np.int64)
         per_tile[: n_agents % tiles] += 1
         pos_parts, kind_parts, tile_parts = [], [], []
@@ -1041,6 +1065,7 @@ class VillageWorld:
         self.claim = wp.full(N, -1, dtype=wp.int32, device=dev)
         self.progress = wp.zeros(N, dtype=wp.int32, device=dev)
         self.waited = wp.zeros(N, dtype=wp.int32, device=dev)
+        self.searched = wp.zeros(N, dtype=wp.int32, device=dev)
         self.want = wp.full(N, -1, dtype=wp.int32, device=dev)
         self.choice = wp.full(N, -1, dtype=wp.int32, device=dev)
         self.found_any = wp.zeros(N, dtype=wp.int32, device=dev)
@@ -1213,15 +1238,16 @@ class VillageWorld:
             cmds["begin"] = rec(begin_kernel, N, [
                 b["action"], b["action_ticks"], b["plan"], b["step"], b["plan_length"], b["alive"], g, self._acts,
                 self._positions, self.home, self.cur_action, self.target, self.claim, self.progress, self.waited,
-                self.want])
+                self.searched, self.want])
             cmds["found"] = rec(fill_kernel, N, [self.found_any, 1])
             cmds["bid"] = rec(bid_kernel, N, [
-                b["action"], g, self._acts, self._positions, self.want, self.choice, self.found_any, self.bid])
+                b["action"], g, self._acts, self._positions, self.want, self.choice, self.found_any, self.bid,
+                self.target])
             cmds["settle"] = rec(settle_kernel, N, [g, self.choice, self.bid, self.want, self.claim, self.target])
             cmds["clear"] = rec(clear_bids_kernel, N, [self.choice, self.bid])
             cmds["advance"] = rec(advance_kernel, N, [
                 b["action"], b["action_status"], g, self._acts, self._positions, self.target, self.claim,
-                self.progress, self.waited, self.want, self.found_any, self.tallies, float(SPEED)])
+                self.progress, self.waited, self.searched, self.want, self.found_any, self.tallies, float(SPEED)])
         self._cmds, self._cmds_key = cmds, key
         return cmds
 
@@ -1301,6 +1327,7 @@ class VillageWorld:
     #: Per-agent arrays (their shapes are fixed by the brain) and the map's arrays (sized by the snapshot's map).
     _AGENT_STATE = (
         "home", "_positions", "trade", "phase", "personality", "cur_action", "target", "claim", "progress", "waited",
+        "searched",
     )
     _MAP_STATE = ("site_pos", "site_kind", "site_max", "site_stock", "site_owner", "bucket", "field", "nearest")
     _STATE = (*_MAP_STATE, *_AGENT_STATE, "tallies")
