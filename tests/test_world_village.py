@@ -147,12 +147,12 @@ def test_same_seed_same_hash():
 
 
 def test_determinism_across_planner_threads():
-    from goap.planners.warp_astar import WarpAStarPlanner
-
+    """The world's kernels are single launches and contests go to the lowest id: thread counts change nothing."""
     hashes = []
-    for threads, chunk in ((1, None), (2, 16), (2, 64)):
-        brain, _ = make(300, 11)
-        brain.planner = WarpAStarPlanner(brain.tables, device="cpu", threads=threads, chunk_size=chunk)
+    for options in ({"threads": 1}, {"threads": 2, "chunk_size": 16}, {"threads": 2, "chunk_size": 64}):
+        world = VillageWorld()
+        brain = Brain(world.domain, 300, world=world, planner="warp", device="cpu", plan_budget=256, seed=11,
+                      planner_options=options)
         for _ in range(60):
             brain.tick()
         hashes.append(brain.state_hash())
