@@ -142,6 +142,7 @@ class Troops:
     seen_tick: wp.array(dtype=wp.int32)  # last tick the target was in the open line of sight
     confirm_tick: wp.array(dtype=wp.int32)  # the tick this soldier sees its kill (enemy_alive false, once)
     hit: wp.array(dtype=wp.int32)  # wounded its target during this act (scratch)
+    killer: wp.array(dtype=wp.int32)  # the lowest id that wounded this soldier during this act (scratch)
     aimed_at: wp.array(dtype=wp.int32)  # soldiers that tracked this one at the last sense (fire spreads out)
     aiming: wp.array(dtype=wp.int32)  # the same, being counted at this sense
     # written by sense, read by act the same tick (kept in snapshots: the next sense reads `visible`)
@@ -150,6 +151,8 @@ class Troops:
     visible: wp.array(dtype=wp.int32)
     in_sight: wp.array(dtype=wp.int32)  # open line of sight to the target at this sense
     covered: wp.array(dtype=wp.int32)
+    tslot: wp.array(dtype=wp.int32)  # the target's cover slot while it crouches there, else -1
+    pinned: wp.array(dtype=wp.int32)  # this soldier is suppressed (its own shots go wide)
     under_fire: wp.array(dtype=wp.int32)
     at: wp.array(dtype=wp.int32)
     # scratch of one act (zero between ticks)
@@ -643,33 +646,35 @@ def pair_jitter(i: int, j: int) -> float:
     return float(h & 1023) / 1024.0
 
 
+vec6i = wp.types.vector(length=6, dtype=wp.int32)
+vec6f = wp.types.vector(length=6, dtype=wp.float32)
+N_CANDIDATES = wp.constant(6)
+
+
 @wp.func
-def nearest_enemies(f: Field, t: Troops, i: int, spread: float, radius: float) -> wp.vec3i:
-    """The three best living enemies to track within ``radius`` (-1 where fewer), by distance plus 3 m for each
-    ally (up to 5) that tracked it at the last sense plus up to ``spread`` m of a fixed per-pair jitter, so fire
-    spreads over the enemy line instead of a dozen rifles on one man; ties to the lower id. Grid rings around the
-    soldier, at most MAX_PER_CELL candidates a cell, one ring past the first that held a candidate."""
+def nearest_enemies(f: Field, t: Troops, i: int, spread: float, radius: float) -> vec6i:
+    """The six best living enemies to track within ``radius``, best first (-1 where fewer): by distance plus 3 m
+    for each ally (up to 5) that tracked it at the last sense plus up to ``spread`` m of a fixed per-pair jitter,
+    so fire spreads over the enemy line instead of a dozen rifles on one man; ties keep the grid's order (by cell,
+    then id), so the choice is the same on any device. Grid rings around the soldier, at most MAX_PER_CELL
+    candidates a cell, one ring past the first that held a candidate."""
     p = t.pos[i]
     foe = 1 - t.team[i]
     cx = wp.clamp(int(p[0] / f.cell), 0, f.cells_x - 1)
     cy = wp.clamp(int(p[1] / f.cell), 0, f.cells_y - 1)
     rings = wp.min(int(wp.ceil(radius / f.cell)), MAX_RINGS)
-    best = int(-1)
-    best_score = float(1.0e9)
-    second = int(-1)
-    second_score = float(1.0e9)
-    third = int(-1)
-    third_score = float(1.0e9)
-    sight2 = radius * radius
+    ids = vec6i(-1, -1, -1, -1, -1, -1)
+    scores = vec6f(1.0e9, 1.0e9, 1.0e9, 1.0e9, 1.0e9, 1.0e9)
+    r2 = radius * radius
     first_ring = int(-1)
     for r in range(MAX_RINGS + 1):
         if r > rings:
             break
-        if third >= 0 and float(r - 1) * f.cell > third_score:
+        if ids[N_CANDIDATES - 1] >= 0 and float(r - 1) * f.cell > scores[N_CANDIDATES - 1]:
             break
         if first_ring >= 0 and r > first_ring + 1:
-            break  # one ring past the first with a candidate is enough (a few metres of choice, not an exact top 3)
-        if best >= 0 and first_ring < 0:
+            break  # one ring past the first with a candidate is enough (a few metres of choice, not an exact top 6)
+        if ids[0] >= 0 and first_ring < 0:
             first_ring = r - 1
         for dy in range(-r, r + 1):
             y = cy + dy
@@ -688,25 +693,19 @@ def nearest_enemies(f: Field, t: Troops, i: int, spread: float, radius: float) -
                     for k in range(a, b):
                         j = f.grid_ids[k]
                         d2 = wp.length_sq(t.pos[j] - p)
-                        if d2 <= sight2 and t.alive[j] != 0:
+                        if d2 <= r2 and t.alive[j] != 0:
                             score = wp.sqrt(d2) + 3.0 * float(wp.min(t.aimed_at[j], 5)) + spread * pair_jitter(i, j)
-                            if score < best_score or (score == best_score and j < best):
-                                third = second
-                                third_score = second_score
-                                second = best
-                                second_score = best_score
-                                best_score = score
-                                best = j
-                            elif score < second_score or (score == second_score and j < second):
-                                third = second
-                                third_score = second_score
-                                second_score = score
-                                second = j
-                            elif score < third_score or (score == third_score and j < third):
-                                third_score = score
-                                third = j
+                            # insert into the sorted six (grid order is by id within a cell: ties stay by id)
+                            if score < scores[N_CANDIDATES - 1]:
+                                pos = int(N_CANDIDATES - 1)
+                                while pos > 0 and scores[pos - 1] > score:
+                                    scores[pos] = scores[pos - 1]
+                                    ids[pos] = ids[pos - 1]
+                                    pos -= 1
+                                scores[pos] = score
+                                ids[pos] = j
                 dx += step
-    return wp.vec3i(best, second, third)
+    return ids
 
 
 @wp.func
@@ -823,11 +822,11 @@ def sense_soldiers(
     if confirming:
         tgt = -1
     elif tgt < 0 or ((i + now) % 4 == 0 and (t.visible[i] == 0 or crowded)):
-        # a new target, or a better one for a soldier who lost sight of his: the first of the three best
+        # a new target, or a better one for a soldier who lost sight of his: the first of the six best
         # candidates in sight (walls checked), else the best
         cands = nearest_enemies(f, t, i, 6.0, f.sight)
         pick = int(-1)
-        for k in range(3):
+        for k in range(N_CANDIDATES):
             j = cands[k]
             if pick < 0 and j >= 0:
                 if not sight_blocked(f, p, t.pos[j], my_wall, cover_wall(f, t, j)):
@@ -841,6 +840,7 @@ def sense_soldiers(
     t.target[i] = tgt
     visible = int(0)
     in_sight = int(0)
+    tslot = int(-1)
     covered = int(0)
     in_range = int(0)
     suppressed = int(0)
@@ -852,6 +852,7 @@ def sense_soldiers(
         their_wall = int(-1)
         ts = t.slot[tgt]
         if ts >= 0 and t.in_cover[tgt] != 0:
+            tslot = ts
             their_wall = f.slot_wall[ts]
             if wp.dot(p - tp, f.slot_normal[ts]) < 0.0:
                 covered = 1
@@ -862,7 +863,7 @@ def sense_soldiers(
             visible = 1
             in_sight = 1
             t.seen_tick[i] = now
-        elif tgt == prev and now - t.seen_tick[i] <= 4 and d <= reach:
+        elif tgt == prev and now - t.seen_tick[i] <= 8 and d <= reach:
             visible = 1  # ducked behind a wall a moment ago: still known where it is (shots there miss)
         if d <= f.melee_range:
             in_range = 1
@@ -872,7 +873,12 @@ def sense_soldiers(
     t.tdist[i] = d
     t.visible[i] = visible
     t.in_sight[i] = in_sight
+    t.tslot[i] = tslot
     t.covered[i] = covered
+    pinned = int(0)
+    if t.suppressed_until[i] > now:
+        pinned = 1
+    t.pinned[i] = pinned
     # --- where the soldier is ---------------------------------------------------------------------------
     in_cover = t.in_cover[i]
     slot = t.slot[i]
@@ -950,7 +956,7 @@ def sense_soldiers(
     costs[i, A_GO_MEDBAY] = base_cost[A_GO_MEDBAY] + wp.floor(d_med / 20.0)
     costs[i, A_ADVANCE] = base_cost[A_ADVANCE] + wp.floor(d_obj / 30.0)
     if tgt >= 0:
-        costs[i, A_APPROACH] = base_cost[A_APPROACH] + wp.floor(d / 3.0)
+        costs[i, A_APPROACH] = base_cost[A_APPROACH] + wp.floor(d / 2.0)
         costs[i, A_SHOOT] = base_cost[A_SHOOT] + wp.floor(float(MAX_AMMO - ammo) * 0.34)
         enabled[i, A_GRENADE] = d <= f.grenade_range
     # --- goal priorities --------------------------------------------------------------------------------
@@ -1013,6 +1019,7 @@ def claim_cover(f: Field, t: Troops, action: wp.array(dtype=wp.int32)):
     """Soldiers running to cover without a slot pick the best free one nearby and bid for it (lowest id wins)."""
     i = wp.tid()
     t.cand[i] = -1
+    t.killer[i] = BIG
     if t.alive[i] == 0 or action[i] != A_GO_COVER or t.slot[i] >= 0:
         return
     p = t.pos[i]
@@ -1132,7 +1139,7 @@ def act_soldiers(
                 t.ammo[i] = MAX_AMMO
                 t.magazines[i] = t.magazines[i] - 1
             hit_p = wp.clamp(0.55 - t.tdist[i] / 100.0, 0.15, 0.55)
-            if t.suppressed_until[i] > now:
+            if t.pinned[i] != 0:
                 hit_p *= 0.4
             if t.in_sight[i] == 0:
                 hit_p = 0.0  # firing where it was
@@ -1142,6 +1149,7 @@ def act_soldiers(
                 wp.atomic_add(t.damage, tgt, 1)
                 wp.atomic_add(stats, S_HITS, wp.int64(1))
                 t.hit[i] = 1
+                wp.atomic_min(t.killer, tgt, i)
             # DONE is decided after the damage lands (settle_attacks)
     elif a == A_SUPPRESS:
         if tgt < 0 or t.visible[i] == 0 or t.ammo[i] < 3 or t.drawn[i] == 0:
@@ -1172,6 +1180,7 @@ def act_soldiers(
                 wp.atomic_add(t.damage, tgt, 2)
                 wp.atomic_add(stats, S_MELEE, wp.int64(1))
                 t.hit[i] = 1
+                wp.atomic_min(t.killer, tgt, i)
     elif a == A_APPROACH:
         if tgt < 0:
             status = FAILED
@@ -1195,18 +1204,15 @@ def act_soldiers(
             move_toward(f, t, i, t.tpos[i], f.speed)
             q = t.pos[i]
             tw = int(-1)
-            ts = t.slot[tgt]
-            if ts >= 0 and t.in_cover[tgt] != 0:
-                tw = f.slot_wall[ts]
+            if t.tslot[i] >= 0:
+                tw = f.slot_wall[t.tslot[i]]
             if wp.length(t.tpos[i] - q) <= f.sight and not sight_blocked(f, q, t.tpos[i], -1, tw):
                 status = DONE
             elif ticks >= f.move_timeout:
                 status = FAILED
     elif a == A_FLANK:
-        ts = int(-1)
-        if tgt >= 0:
-            ts = t.slot[tgt]
-        if tgt < 0 or ts < 0 or t.in_cover[tgt] == 0:
+        ts = t.tslot[i]
+        if tgt < 0 or ts < 0:
             status = DONE  # the target is out of its cover already: nothing left to flank
         else:
             nrm = f.slot_normal[ts]
@@ -1337,7 +1343,7 @@ def settle_attacks(
     action: wp.array(dtype=wp.int32),
     action_status: wp.array(dtype=wp.int8),
 ):
-    """After every wound of the tick has landed. A soldier whose wound downed its target is DONE and sees its
+    """After every wound of the tick has landed. The soldier whose wound downed its target is DONE and sees its
     kill at the next sense (``enemy_alive`` false for that tick; then it takes the next enemy). One whose target
     fell to someone else keeps firing at the next enemy in sight (the next sense hands it over), and is DONE only
     when none is left. Shooting fails when the last magazine is spent."""
@@ -1351,7 +1357,7 @@ def settle_attacks(
         return
     tgt = t.target[i]
     if tgt >= 0 and t.alive[tgt] == 0:
-        if hit != 0:
+        if hit != 0 and t.killer[tgt] == i:  # of several who hit it this tick, the lowest id has the kill
             t.confirm_tick[i] = clock[0] + 1
             action_status[i] = wp.int8(DONE)
         elif not enemy_within(f, t, i, f.sight + 3.0 * f.speed):
@@ -1383,10 +1389,11 @@ _TROOP_ARRAYS = {
     "seen_tick": (wp.int32, np.int32, ()), "confirm_tick": (wp.int32, np.int32, ()),
     "aimed_at": (wp.int32, np.int32, ()), "aiming": (wp.int32, np.int32, ()),
     "tpos": (wp.vec2, np.float32, (2,)), "tdist": (wp.float32, np.float32, ()),
-    "visible": (wp.int32, np.int32, ()), "in_sight": (wp.int32, np.int32, ()), "covered": (wp.int32, np.int32, ()),
+    "visible": (wp.int32, np.int32, ()), "in_sight": (wp.int32, np.int32, ()), "tslot": (wp.int32, np.int32, ()),
+    "pinned": (wp.int32, np.int32, ()), "covered": (wp.int32, np.int32, ()),
     "under_fire": (wp.int32, np.int32, ()), "at": (wp.int32, np.int32, ()),
 }
-_SCRATCH = ("cand", "damage", "flushed", "hit")
+_SCRATCH = ("cand", "damage", "flushed", "hit", "killer")
 # Field arrays that change during a run (the rest are the map, fixed at reset, and saved too).
 _FIELD_ARRAYS = {
     "tile_wall": (wp.int32, np.int32, ()), "walls": (wp.vec4, np.float32, (4,)),
@@ -1432,7 +1439,7 @@ class SoldierWorld:
         under_fire_ticks: int = 2,
         respawn_ticks: int = 10,
         move_timeout: int = 60,
-        guard_ticks: int = 10,
+        guard_ticks: int = 20,
         suppress_ticks: int = 12,
         capture_ticks: int = 10,
         hold_ticks: int = 25,
@@ -1549,6 +1556,7 @@ class SoldierWorld:
         for name in _SCRATCH:
             setattr(t, name, wp.zeros(rows_n, dtype=wp.int32, device=dev))
         t.cand.fill_(-1)
+        t.killer.fill_(2**31 - 1)
         self.troops = t
         self.clock = wp.zeros(1, dtype=wp.int32, device=dev)
         self.stats = wp.zeros(len(STATS), dtype=wp.int64, device=dev)
