@@ -61,14 +61,16 @@ def query_pool(tables, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.nd
     return states, goals, costs
 
 
-def timed(fn, repeats: int) -> float:
+def timed(fn, repeats: int) -> tuple[float, float]:
+    """Median wall seconds and median CPU seconds (all threads of the process) of ``repeats`` calls."""
     fn()  # warm-up: kernel loads, scratch allocation
-    times = []
+    wall, cpu = [], []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def same(a: PlanBatch, b: PlanBatch) -> bool:
@@ -81,14 +83,15 @@ def same(a: PlanBatch, b: PlanBatch) -> bool:
     return True
 
 
-def batches(args) -> list[dict]:
+def batches(args) -> tuple[list[dict], dict]:
     tables = encode(load_domain(ROOT / "worlds/soldier/domain.toml"))
     n = args.agents
     states, goals, costs = query_pool(tables, n, seed=args.seed)
     pick = np.random.default_rng(args.seed + 1).integers(0, args.distinct, n)
     few = (states[pick], goals[pick], costs[pick])
     every = (states, goals, costs)
-    inner = WarpAStarPlanner(tables, device=args.device)
+    options = {"heuristic": args.heuristic} if args.heuristic else {}
+    inner = WarpAStarPlanner(tables, device=args.device, **options)
     dedupe = DedupingPlanner(inner)
     cached = DedupingPlanner(inner, cache_capacity=args.cache)
     L = inner.max_plan_length
@@ -103,20 +106,26 @@ def batches(args) -> list[dict]:
         reference[label] = inner.plan(*batch)
         cases = [("plain", inner), ("dedupe", dedupe)] + ([("dedupe+cache", cached)] if label == "few-distinct" else [])
         for name, planner in cases:
-            seconds = timed(run(planner, batch), args.repeats)
-            result = planner.plan(*batch)
+            seconds, cpu = timed(run(planner, batch), args.repeats)
+            if isinstance(planner, DedupingPlanner):
+                planner.reset_stats()
+            result = planner.plan(*batch)  # one more call, for the results and that call's counters
             row = {"planner": name, "batch": label, "agents": n,
                    "distinct": args.distinct if label == "few-distinct" else n,
-                   "seconds": seconds, "plans_per_second": n / seconds,
+                   "seconds": seconds, "cpu_seconds": cpu, "plans_per_second": n / seconds,
+                   "plans_per_cpu_second": n / cpu if cpu > 0 else None,
                    "equal_to_plain": same(result, reference[label]),
-                   "statuses": reference[label].counts()}
+                   "statuses": reference[label].counts(),
+                   "expanded_mean": float(np.mean(np.asarray(reference[label].expanded)))}
             if isinstance(planner, DedupingPlanner):
                 row["stats"] = planner.stats()
             rows.append(row)
-            print(f"  {name:>13s} {label:>13s}: {n / seconds:>13,.0f} plans/s ({seconds * 1e3:8.2f} ms)"
-                  f"  equal={row['equal_to_plain']}", flush=True)
+            print(f"  {name:>13s} {label:>13s}: {n / seconds:>13,.0f} plans/s ({seconds * 1e3:8.2f} ms wall,"
+                  f" {cpu * 1e3:8.2f} ms CPU)  equal={row['equal_to_plain']}", flush=True)
+    info = {"planner": inner.name, "heuristic": getattr(inner, "heuristic", None), "max_nodes": inner.max_nodes,
+            "threads": getattr(inner, "threads", None)}
     inner.close()
-    return rows
+    return rows, info
 
 
 def worlds(args) -> list[dict]:
@@ -142,6 +151,7 @@ def worlds(args) -> list[dict]:
             s = brain.summary(warmup=min(args.warmup, args.ticks - 1))
             row = {"world": world_name, "mode": mode, "agents": args.world_agents, "ticks": args.ticks,
                    "plan_budget": budget, "plan_ms_mean": s["stages"]["plan"]["mean"],
+                   "search_ms_mean": s.get("search", s["stages"]["plan"])["mean"],
                    "ms_per_tick_mean": s["ms_per_tick"]["mean"],
                    "plans_requested": s["counters"].get("plans_requested", 0), "state_hash": brain.state_hash()}
             if isinstance(brain.planner, DedupingPlanner):
@@ -150,6 +160,7 @@ def worlds(args) -> list[dict]:
             rows.append(row)
             st = row.get("stats", {})
             print(f"  {world_name:>8s} {mode:>13s}: plan stage {row['plan_ms_mean']:7.2f} ms/tick"
+                  f" (search {row['search_ms_mean']:7.2f})"
                   + (f"  dedupe rate {st['dedupe_rate']:.3f}  hit rate {st['hit_rate']:.3f}"
                      f"  searched {st['searched']}/{st['requests']}" if st else ""), flush=True)
         for mode in ("dedupe", "dedupe+cache"):
@@ -169,6 +180,7 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--heuristic", default=None, help="the inner planner's heuristic (default: its default)")
     ap.add_argument("--quick", action="store_true", help="20,000 agents, 2,000 in the worlds, 60 ticks")
     ap.add_argument("--skip-worlds", action="store_true")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/results/dedupe.json"))
@@ -177,13 +189,16 @@ def main() -> None:
         args.agents, args.world_agents, args.ticks, args.repeats = 20_000, 2_000, 60, 3
 
     print(f"batches of {args.agents:,} agents on {args.device}:")
-    batch_rows = batches(args)
+    batch_rows, inner_info = batches(args)
     by = {(r["planner"], r["batch"]): r for r in batch_rows}
     base = by[("plain", "all-distinct")]["plans_per_second"]
     ratios = {f"{p}/{b}": r["plans_per_second"] / base for (p, b), r in by.items()}
+    base_cpu = by[("plain", "all-distinct")]["plans_per_cpu_second"]
+    cpu_ratios = {f"{p}/{b}": r["plans_per_cpu_second"] / base_cpu for (p, b), r in by.items()}
     print(f"  dedupe few-distinct vs plain all-distinct: {ratios['dedupe/few-distinct']:.1f}x"
           f"  (with a warm cache {ratios['dedupe+cache/few-distinct']:.1f}x;"
-          f" dedupe on all-distinct {ratios['dedupe/all-distinct']:.3f}x)")
+          f" dedupe on all-distinct {ratios['dedupe/all-distinct']:.3f}x); per CPU-second"
+          f" {cpu_ratios['dedupe/few-distinct']:.1f}x")
     world_rows = []
     if not args.skip_worlds:
         print(f"worlds, {args.world_agents:,} agents, {args.ticks} ticks:")
@@ -198,7 +213,8 @@ def main() -> None:
         "benchmark": "dedupe", "device": args.device, "revision": rev,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "options": {k: v for k, v in vars(args).items() if k != "out"},
-        "ratio_vs_plain_all_distinct": ratios, "batches": batch_rows, "worlds": world_rows,
+        "ratio_vs_plain_all_distinct": ratios, "cpu_ratio_vs_plain_all_distinct": cpu_ratios,
+        "inner": inner_info, "batches": batch_rows, "worlds": world_rows,
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -323,7 +323,9 @@ class QueryEcho:
         self.planned: list[int] = []
 
     def plan(self, states, goals, costs=None, enabled=None, *, goal_table=None, agents=None, count=None, out=None):
-        agents = np.asarray(agents.numpy() if hasattr(agents, "numpy") else agents)
+        states, goals, costs, enabled, agents = (
+            x.numpy() if hasattr(x, "numpy") else x for x in (states, goals, costs, enabled, agents)
+        )
         if count is not None:
             agents = agents[: int(count.numpy()[0])]
         for i in agents:
@@ -382,7 +384,7 @@ def test_device_arrays_in_and_out():
     class DeviceEcho(QueryEcho):
         def plan(self, states, goals, costs=None, enabled=None, *, out=None, **kw):
             view = WideBatch(**{f.name: getattr(out, f.name).numpy() for f in dataclasses.fields(out)})
-            return super().plan(states.numpy(), goals.numpy(), out=view, **kw)
+            return super().plan(states, goals, out=view, **kw)
 
     dp = DedupingPlanner(DeviceEcho(tables))
     dp.plan(wp.array(states, dtype=wp.uint64, device="cpu"), wp.array(goals, dtype=wp.int32, device="cpu"), out=dev)
@@ -401,3 +403,42 @@ def test_options_are_checked_and_wrap(domain_tables, warp_inner):
     wrapped = wrap(warp_inner, plan_cache=64)
     assert isinstance(wrapped, DedupingPlanner) and wrapped.cache_capacity == 64
     assert wrapped.max_nodes == warp_inner.max_nodes and wrapped.bytes_per_agent() == warp_inner.bytes_per_agent()
+
+
+def test_bad_input_refused_before_anything_is_written(domain_tables, warp_inner):
+    states, goals, costs, enabled = near_duplicate_batch(domain_tables, seed=13, n=200)
+    dp = DedupingPlanner(warp_inner, cache_capacity=256)
+    dp.plan(states, goals, costs, enabled)  # the cache now answers most rows
+    bad_costs = costs.copy()
+    bad_costs[7, 0] = np.nan
+    bad_goals = goals.copy()
+    bad_goals[9] = domain_tables.goals.n_goals
+    for args, match in (((states, goals, bad_costs, enabled), "costs"), ((states, bad_goals, costs, enabled), "goal")):
+        out = PlanBatch.empty(len(goals), warp_inner.max_plan_length)
+        with pytest.raises(ValueError, match=match):
+            dp.plan(*args, out=out)
+        assert (np.asarray(out.status) == Status.NOT_PLANNED).all()
+    with pytest.raises(ValueError, match="agent indices"):
+        dp.plan(states, goals, costs, enabled, agents=[0, len(goals)])
+    with pytest.raises(ValueError, match="states must have shape"):
+        dp.plan(states[:, :0], goals)
+
+
+def test_brain_runs_the_same_with_the_wrapper():
+    """A world run through the Brain with dedupe and a cache ends in the same state as without (same seed)."""
+    from goap.runtime import Brain
+    from worlds import make_world
+
+    hashes, stats = [], None
+    for wrapped in (False, True):
+        world = make_world("soldier")
+        brain = Brain(world.domain, 300, world=world, seed=3, plan_budget=100)
+        if wrapped:
+            brain.planner = DedupingPlanner(brain.planner, cache_capacity=512)
+        for _ in range(25):
+            brain.tick()
+        hashes.append(brain.state_hash())
+        if wrapped:
+            stats = brain.planner.stats()
+    assert hashes[0] == hashes[1]
+    assert stats["requests"] > 0 and stats["distinct"] < stats["requests"]

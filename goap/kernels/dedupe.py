@@ -51,6 +51,8 @@ C_UNCACHEABLE = wp.constant(8)
 N_COUNTERS = 9
 
 NO_COST_ROW = wp.constant(wp.uint32(0xFFFFFFFF))
+NO_COST_PAIR = wp.constant(wp.uint64(0xFFFFFFFFFFFFFFFF))
+ALL_BITS = wp.constant(wp.uint64(0xFFFFFFFFFFFFFFFF))
 ENTRY_EMPTY = wp.constant(0)
 ENTRY_VALID = wp.constant(1)
 
@@ -144,13 +146,38 @@ def row_level(q: Queries, row: int) -> wp.int8:
 
 @wp.func
 def query_hash(q: Queries, row: int) -> wp.uint64:
-    h = absorb(wp.uint64(0x243F6A8885A308D3), wp.uint64(wp.uint32(q.token)))
-    h = absorb(h, (wp.uint64(wp.uint32(q.goals[row])) << wp.uint64(8)) | wp.uint64(wp.uint8(row_level(q, row))))
+    """The hash of row's query: one step for goal, level and goal table, then the state words, the cost row two
+    costs a step and the enabled row 64 actions a step (the multiply chain is what costs, not the loads)."""
+    head = wp.uint64(wp.uint32(q.goals[row])) | (wp.uint64(wp.uint8(row_level(q, row))) << wp.uint64(32))
+    h = absorb(wp.uint64(0x243F6A8885A308D3), head | (wp.uint64(wp.uint32(q.token)) << wp.uint64(40)))
     for w in range(q.states.shape[1]):
         h = absorb(h, q.states[row, w])
-    for a in range(q.n_actions):
-        h = absorb(h, (wp.uint64(row_cost_bits(q, row, a)) << wp.uint64(1)) | wp.uint64(row_enabled(q, row, a)))
-    return mix64(h)
+    A = q.n_actions
+    if q.has_costs != 0:
+        for j in range(A // 2):
+            lo = wp.uint64(q.cost_bits[row, 2 * j])
+            h = absorb(h, lo | (wp.uint64(q.cost_bits[row, 2 * j + 1]) << wp.uint64(32)))
+        if A % 2 == 1:
+            h = absorb(h, wp.uint64(q.cost_bits[row, A - 1]))
+    else:  # what the loop above gives for a row of NO_COST_ROW
+        for _j in range(A // 2):
+            h = absorb(h, NO_COST_PAIR)
+        if A % 2 == 1:
+            h = absorb(h, wp.uint64(NO_COST_ROW))
+    bits = wp.uint64(0)
+    if q.has_enabled != 0:
+        for a in range(A):
+            if q.enabled[row, a] != wp.uint8(0):
+                bits = bits | (wp.uint64(1) << wp.uint64(a % 64))
+            if a % 64 == 63:
+                h = absorb(h, bits)
+                bits = wp.uint64(0)
+    else:  # what the loop above gives for an all-true row
+        for _b in range(A // 64):
+            h = absorb(h, ALL_BITS)
+        if A % 64 != 0:
+            bits = (wp.uint64(1) << wp.uint64(A % 64)) - wp.uint64(1)
+    return mix64(absorb(h, bits))
 
 
 @wp.func
@@ -497,7 +524,9 @@ def store_cached(
 
 # Row copies see every PlanBatch field as rows of the widest unsigned word dividing its row (see
 # `goap.planners.dedupe`), so these four overloads serve any field dtype; declared here so the module is built once.
-WORDS = (wp.uint8, wp.uint16, wp.uint32, wp.uint64)
+#: A 32-byte word (four uint64) for wide rows such as ``actions``: a quarter of the loop steps of uint64 copies.
+WIDE_WORD = wp.types.vector(length=4, dtype=wp.uint64)
+WORDS = (wp.uint8, wp.uint16, wp.uint32, wp.uint64, WIDE_WORD)
 for _t in WORDS:
     wp.overload(copy_rows, {"field": wp.array2d(dtype=_t)})
     wp.overload(fetch_cached, {"cached": wp.array2d(dtype=_t), "field": wp.array2d(dtype=_t)})

@@ -45,7 +45,7 @@ import numpy as np
 
 from goap.encoding import GoalTables
 from goap.kernels import init_warp
-from goap.planners.base import PlanBatch, Status
+from goap.planners.base import PlanBatch, Status, check_inputs
 
 #: Names of the entries of `DedupingPlanner.counters`, in order.
 COUNTERS = ("calls", "requests", "distinct", "hits", "misses", "inserted", "evicted", "refused", "uncacheable")
@@ -217,6 +217,7 @@ class DedupingPlanner:
         wp, k, dev = self._wp, self._k, self.device
         goal_table = goal_table or self.tables.goals
         token = self._token(goal_table)
+        host_check = None
 
         if isinstance(states, wp.array):
             self._check_device_inputs(states, goals, costs, enabled, agents, count)
@@ -243,7 +244,17 @@ class DedupingPlanner:
             k_enabled = None if enabled is None else self._device(enabled, wp.bool)
             k_agents = None if h_agents is None else self._device(h_agents, wp.int32)
             k_count = self._count_array(count)
-            inner_in = (states, goals, costs, enabled) if dev.is_cpu else (k_states, k_goals, k_costs, k_enabled)
+            if not self._inner_takes_count and dev.is_cpu:
+                inner_in = (states, goals, costs, enabled)  # an older planner: host arrays, checked by it
+            else:
+                # Device views for the planner (it then checks shapes only); the values of the rows it searches are
+                # checked here first, the way `check_inputs` checks a host call. Rows not searched share a searched
+                # row's query, or a cached one's, which was checked when it was searched.
+                inner_in = (k_states, k_goals, k_costs, k_enabled)
+                host_check = (goal_table, states, goals, costs, enabled)
+                if not dev.is_cpu:
+                    check_inputs(self.tables, goal_table, states, goals, costs, enabled, None)
+                    host_check = None
 
         if tuple(out.status.shape) != (n,):
             raise ValueError(f"out.status must have shape [{n}], got {tuple(out.status.shape)}")
@@ -317,6 +328,8 @@ class DedupingPlanner:
 
         # The search comes before anything is written to ``out``: if the planner refuses the input, ``out`` is
         # left as it was.
+        if host_check is not None:
+            self._check_searched_rows(host_check, plan_rows, plan_count)
         self._plan_inner(inner_in, goal_table, plan_rows, plan_count, rows, work_out, options)
 
         if self._entries is not None:
@@ -363,6 +376,15 @@ class DedupingPlanner:
         if count is not None:
             kwargs["count"] = count
         self.inner.plan(states, goals, costs, enabled, **kwargs)
+
+    def _check_searched_rows(self, host: tuple, plan_rows: Any, plan_count: Any) -> None:
+        """`check_inputs` on the rows about to be searched (host arrays on the CPU device: reading is free)."""
+        goal_table, states, goals, costs, enabled = host
+        ids = plan_rows.numpy()[: int(plan_count.numpy()[0])]
+        if len(ids) == 0:
+            return
+        check_inputs(self.tables, goal_table, states[ids], goals[ids], None if costs is None else costs[ids],
+                     None if enabled is None else enabled[ids], None)
 
     def _map(self, kernel: Any, rows: int, before: list, after: list) -> None:
         """Launch a kernel over rows ``0..rows-1`` that takes the first row as an argument between ``before`` and
@@ -470,7 +492,7 @@ class DedupingPlanner:
     def _field_views(self, out: PlanBatch, n: int) -> dict[str, Any]:
         """Each per-row field of ``out`` as a 2-D array of words on the device, one row per agent.
 
-        The word is the widest unsigned type (8, 4, 2 or 1 bytes) dividing the row, so one copy kernel per word
+        The word is the widest unsigned type (32, 8, 4, 2 or 1 bytes) dividing the row, so one copy kernel per word
         size serves every field whatever its dtype; a field a later PlanBatch gains is copied with no change here.
         """
         wp = self._wp
@@ -488,8 +510,9 @@ class DedupingPlanner:
                 raise ValueError(f"PlanBatch.{f.name} must be a contiguous array")
             itemsize = arr.strides[-1] if len(arr.shape) > 1 else wp.types.type_size_in_bytes(arr.dtype)
             row_bytes = int(np.prod(arr.shape[1:], dtype=np.int64)) * itemsize
-            unit = next(u for u in (8, 4, 2, 1) if row_bytes % u == 0 and arr.ptr % u == 0)
-            word = {8: wp.uint64, 4: wp.uint32, 2: wp.uint16, 1: wp.uint8}[unit]
+            # 32-byte words need only 8-byte alignment (four uint64); the others their own size.
+            unit = next(u for u in (32, 8, 4, 2, 1) if row_bytes % u == 0 and arr.ptr % min(u, 8) == 0)
+            word = {32: self._k.WIDE_WORD, 8: wp.uint64, 4: wp.uint32, 2: wp.uint16, 1: wp.uint8}[unit]
             view = wp.array(
                 ptr=arr.ptr, dtype=word, shape=(n, row_bytes // unit), strides=(row_bytes, unit),
                 capacity=n * row_bytes, device=arr.device,
