@@ -416,6 +416,17 @@ def own_spot(i: int, centre: wp.vec2, radius: float) -> wp.vec2:
 
 
 @wp.func
+def free_spot(f: Field, i: int, centre: wp.vec2, radius: float) -> wp.vec2:
+    """Soldier i's own spot around a control point, pulled in toward the centre (kept clear) if a wall is there."""
+    q = own_spot(i, centre, radius)
+    for _k in range(3):
+        if wall_at(f, q, WALL_PAD + 0.5) < 0:
+            return q
+        q = centre + (q - centre) * 0.5
+    return centre
+
+
+@wp.func
 def objective_pos(f: Field, o: int) -> wp.vec2:
     col = o % f.obj_cols
     row = o / f.obj_cols
@@ -1133,7 +1144,7 @@ def act_soldiers(
             status = FAILED
         elif t.ammo[i] < 1:
             status = FAILED
-        else:
+        elif (now + i) % 2 == 0:  # a burst every other tick: aim, fire
             t.ammo[i] = t.ammo[i] - 1
             if t.ammo[i] == 0 and t.magazines[i] > 0:  # a fresh magazine mid-fight: part of shooting, no plan
                 t.ammo[i] = MAX_AMMO
@@ -1275,9 +1286,7 @@ def act_soldiers(
             status = FAILED
     elif a == A_ADVANCE:
         o = f.squad_obj[squad_of(f, i)]
-        centre = objective_pos(f, o)
-        arrived = move_toward(f, t, i, own_spot(i, centre, f.obj_radius - 1.0), f.speed)
-        if arrived or wp.length(t.pos[i] - centre) <= f.obj_radius:
+        if move_toward(f, t, i, free_spot(f, i, objective_pos(f, o), f.obj_radius - 1.0), f.speed):
             status = DONE
         elif ticks >= 3 * f.move_timeout:
             status = FAILED
@@ -1435,14 +1444,14 @@ class SoldierWorld:
         melee_range: float = 4.0,
         grenade_range: float = 25.0,
         site_radius: float = 3.5,
-        objective_radius: float = 6.0,
+        objective_radius: float = 8.0,
         under_fire_ticks: int = 2,
         respawn_ticks: int = 10,
         move_timeout: int = 60,
-        guard_ticks: int = 20,
+        guard_ticks: int = 15,
         suppress_ticks: int = 12,
         capture_ticks: int = 10,
-        hold_ticks: int = 25,
+        hold_ticks: int = 40,
         squad_size: int = 8,
     ):
         for key, value in (("area_per_agent", area_per_agent), ("speed", speed), ("sight", sight),
@@ -1597,7 +1606,7 @@ class SoldierWorld:
         iy = np.clip(np.floor(cy / (self.height / rows)).astype(np.int64), 0, rows - 1)
         gap_x = np.maximum(np.abs(cx - ox[ix]) - wx / 2, 0.0)
         gap_y = np.maximum(np.abs(cy - oy[iy]) - wy / 2, 0.0)
-        keep &= np.hypot(gap_x, gap_y) > self.rules["obj_radius"] + 2.0
+        keep &= np.hypot(gap_x, gap_y) > 3.0  # the middle of a control point stays clear; walls round it are cover
         tile_wall = np.full(tiles_x * tiles_y, -1, np.int32)
         idx = np.flatnonzero(keep)
         tile_wall[idx] = np.arange(len(idx), dtype=np.int32)
