@@ -336,7 +336,7 @@ except LearnUnavailable:
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 0, r.stderr
-    assert "unavailable:" in r.stdout and "pip install warp-goap[learn]" in r.stdout and "torch==2.13.0" in r.stdout
+    assert "unavailable:" in r.stdout and 'pip install -e ".[learn]"' in r.stdout and "torch==2.13.0" in r.stdout
     assert "model: unavailable" in r.stdout
 
 

@@ -271,10 +271,10 @@ def test_engine_imports_without_pygame():
 
 def test_run_without_pygame_names_the_extra(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "pygame", None)  # makes `import pygame` raise ImportError
-    with pytest.raises(ViewerUnavailable, match=r"warp-goap\[viewer\]"):
+    with pytest.raises(ViewerUnavailable, match=r'pip install -e "\.\[viewer\]"'):
         run(_args("--world", "village", "--headless", "--frames", "1"))
     assert main(["--world", "village", "--headless", "--frames", "1"]) == 1
-    assert "pip install warp-goap[viewer]" in capsys.readouterr().err
+    assert 'pip install -e ".[viewer]"' in capsys.readouterr().err
 
 
 # --- one meaning of the current action ------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 The viewer reads only the Brain's public arrays and the world's public attributes; the engine never imports
 pygame. Start it with ``goap view --world village`` (or ``python -m viewer --world village``); pygame comes
-with ``pip install warp-goap[viewer]``.
+with ``pip install -e ".[viewer]"`` from a checkout.
 
 Modules: `viewer.app` (command-line entry, the App controller), `viewer.render` (pygame drawing),
 `viewer.sim` (the simulation thread and its snapshots), `viewer.inspector` (the selected agent's panel as

@@ -20,7 +20,7 @@ import numpy as np
 
 from goap.argtypes import check_output_dir, check_output_file, non_negative_int, positive_int, random_seed
 
-INSTALL_HINT = "pip install warp-goap[viewer]"
+INSTALL_HINT = 'pip install -e ".[viewer]"'
 
 
 class ViewerUnavailable(RuntimeError):

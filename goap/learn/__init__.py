@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-#: The pip extra (and pin) that brings torch.
-EXTRA = "warp-goap[learn]"
+#: The pip command that brings torch from a checkout, and the version the tests run with (the extra asks only
+#: torch>=2.13; `make` installs this CPU build first, since a bare torch from PyPI is a multi-GB CUDA build).
+EXTRA = 'pip install -e ".[learn]"'
 TORCH_PIN = "torch==2.13.0"
 
 
@@ -31,7 +32,7 @@ def require_torch() -> ModuleType:
         import torch
     except ImportError as e:
         raise LearnUnavailable(
-            f"goap.learn needs torch, which is not installed: pip install {EXTRA} (which pins {TORCH_PIN})"
+            f"goap.learn needs torch, which is not installed: {EXTRA} (tested with {TORCH_PIN}, the CPU build)"
         ) from e
     return torch
 
