@@ -228,3 +228,29 @@ def test_subcommand_modules_do_not_import_the_cli():
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).returncode == 0
     out = subprocess.run([sys.executable, "-m", "goap.bench", "--help"], capture_output=True, text=True)
     assert out.returncode == 0 and "--tasks-dir" in out.stdout
+
+
+def test_isolated_worker_out_of_memory_is_memout(tmp_path):
+    # 64 MiB of address space is not enough to start the worker: its task is reported memout, not a crash
+    assert _run("--suite", "pddl", "--tasks-dir", str(PDDL_DIR), "--domains", "gripper", "--tasks", "task01",
+                "--planners", "warp", "--device", "cpu", "--memory-limit", "64M",
+                "--json", str(tmp_path / "m.json")) == 0
+    (row,) = json.loads((tmp_path / "m.json").read_text())["results"]
+    assert row["status"] == "memout" and row["valid"] is None
+
+
+def test_sweep_grid(tmp_path):
+    from goap.bench.sweep import build_parser as sweep_parser
+    from goap.bench.sweep import run as sweep_run
+
+    argv = ["--world", "soldier", "--agents", "8,12", "--plan-budget", "4,8", "--seeds", "3", "--ticks", "2",
+            "--device", "cpu", "--quiet", "--json", str(tmp_path / "s.json"), "--csv", str(tmp_path / "s.csv")]
+    assert sweep_run(sweep_parser().parse_args(argv)) == 0
+    rows = json.loads((tmp_path / "s.json").read_text())["results"]
+    assert [(r["agents"], r["plan_budget"], r["seed"], r["ticks"]) for r in rows] == [
+        (8, 4, 3, 2), (8, 8, 3, 2), (12, 4, 3, 2), (12, 8, 3, 2)
+    ]
+    with open(tmp_path / "s.csv", newline="") as f:
+        assert len(list(csv.DictReader(f))) == 4
+    with pytest.raises(ValueError, match="unknown world"):
+        sweep_run(sweep_parser().parse_args(["--world", "moon", "--quiet"]))
