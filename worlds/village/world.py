@@ -378,10 +378,13 @@ def sense_kernel(
 
     p = positions[i]
     cell = cell_of(g, p)
+    # Berries: 3 while some bush in the world has any (the reservations find the agent a bush with berries, and
+    # another when it is stripped), 0 when none has. A count that followed the nearest bush's stock would change
+    # the packed state of thousands of agents every tick for nothing a plan can use.
     bush = g.field[K_BUSH, cell]
     berries = int(0)
     if bush >= 0:
-        berries = wp.clamp(g.site_stock[bush], 1, 3)  # the field may be a few ticks stale: berries grow there
+        berries = 3
     set_fact(states, i, fl, F_BERRIES, berries)
 
     # Priorities: needs grow with hunger and fatigue, the rest at a per-agent base level; the current goal keeps
