@@ -241,3 +241,15 @@ def test_a_million_soldiers_reset_and_tick():
     brain.tick()
     assert world.alive.all() and np.isfinite(world.positions).all()
     assert world.height >= 20_000 and len(world.obstacles) > 10_000
+
+
+@pytest.mark.parametrize("n", [0, 1, 9])
+def test_tiny_armies_run(n):
+    """No soldier, one without an enemy, and a squad and a half: nothing to fight is not an error."""
+    brain, world = make(n=n, seed=8)
+    for _ in range(30):
+        brain.tick()
+    assert world.positions.shape == (n, 2)
+    assert world.score()["shots_fired"] >= 0
+    if n == 1:  # alone on the field: it goes to hold its control point and stands guard
+        assert brain.action_counts["advance"] == 1 and brain.action_counts["stand_guard"] >= 1
