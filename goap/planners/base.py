@@ -172,9 +172,19 @@ PLANNERS: dict[str, str] = {
 
 
 def make_planner(name: str, domain: Domain | DomainTables, **options: Any) -> Planner:
-    """Create a registered planner for a domain, e.g. ``make_planner("warp", domain, device="cpu")``."""
+    """Create a registered planner for a domain, e.g. ``make_planner("warp", domain, device="cpu")``.
+
+    ``dedupe=True`` and/or ``plan_cache=K`` wrap it in `goap.planners.dedupe.DedupingPlanner`: the equal queries
+    of a call are searched once, and a K-entry cache answers queries seen in earlier calls.
+    """
+    dedupe, plan_cache = options.pop("dedupe", False), options.pop("plan_cache", 0)
     if name not in PLANNERS:
         raise ValueError(f"unknown planner '{name}' (known: {', '.join(sorted(PLANNERS))})")
     module_name, cls_name = PLANNERS[name].split(":")
     cls = getattr(importlib.import_module(module_name), cls_name)
-    return cls(domain, **options)
+    planner = cls(domain, **options)
+    if dedupe or plan_cache:
+        from goap.planners.dedupe import wrap
+
+        return wrap(planner, dedupe=bool(dedupe), plan_cache=plan_cache)
+    return planner
