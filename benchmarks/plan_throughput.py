@@ -11,6 +11,17 @@ only (it would take hours on 100,000 village problems); its plans/s is per probl
 
 Also reports the Warp planner's start-up: the first load of each kernel module in a fresh kernel cache
 (compile) and in a warm one (cached), measured in subprocesses.
+
+Further sections (``--sections``, comma separated; all by default):
+
+    heuristics  expansions and plans/s of each heuristic (hmax, hmax2, hmax1) on the worlds and random domains
+    soldier     20,000 distinct soldier queries: plans per CPU-second of the Warp planner on 1 and 2 threads and
+                of a one-thread C bitfield A* (benchmarks/c_baseline/astar.c, built with the system ``cc``;
+                skipped with a message when there is none); the ratios
+    overhead    the warm per-call cost of ``plan`` on one agent whose goal already holds (numpy and Warp inputs)
+    optimal     with default options, every problem of the village and random sets that uniform-cost search
+                solves: ok and optimal? (and the memory per agent at the first pool)
+    pddl        the IPC tasks of benchmarks/pddl with default options: solved, optimal, seconds each (slow)
 """
 
 from __future__ import annotations
@@ -33,8 +44,11 @@ sys.path.insert(0, str(ROOT))
 
 from goap import load_domain  # noqa: E402
 from goap.bench.random_domains import random_domain, random_problems  # noqa: E402
+from goap.planners.base import HEURISTICS, PlanBatch, Status  # noqa: E402
 from goap.planners.reference import ReferencePlanner  # noqa: E402
 from goap.planners.warp_astar import WarpAStarPlanner  # noqa: E402
+
+SECTIONS = ("throughput", "heuristics", "soldier", "overhead", "optimal", "pddl")
 
 
 def domains(facts: list[int]) -> list[tuple[str, object]]:
@@ -81,12 +95,41 @@ def main() -> None:
     ap.add_argument("--max-nodes", type=int, default=1024)
     ap.add_argument("--quick", action="store_true", help="batches of 1,000 only, one repeat")
     ap.add_argument("--no-startup", action="store_true", help="skip the cold/cached start-up measurement")
+    ap.add_argument("--sections", default=",".join(s for s in SECTIONS if s != "pddl"),
+                    help=f"comma-separated sections to run, of: {', '.join(SECTIONS)}")
+    ap.add_argument("--queries", type=int, default=20_000, help="distinct soldier queries (section soldier)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/results/plan_throughput.json"))
     args = ap.parse_args()
+    sections = [x.strip() for x in args.sections.split(",") if x.strip()]
+    unknown = sorted(set(sections) - set(SECTIONS))
+    if unknown:
+        ap.error(f"unknown sections {unknown} (known: {', '.join(SECTIONS)})")
+    repeats = 1 if args.quick else args.repeats
+    result: dict = {
+        "benchmark": "plan_throughput",
+        "device": args.device,
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+        "max_nodes": args.max_nodes,
+        "repeats": repeats,
+    }
+    for name in sections:
+        print(f"\n== {name} ==")
+        result[name if name != "throughput" else "rows"] = SECTION_FUNCS[name](args)
+    if not args.no_startup and "throughput" in sections:
+        result["startup"] = startup(args.device)
+        print(f"\nwarp start-up (create planner + load kernel, fresh process): "
+              f"cold cache {result['startup']['cold_seconds']} s, cached {result['startup']['cached_seconds']} s")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
+def throughput(args: argparse.Namespace) -> list[dict]:
+    """Reference vs Warp plans/s, expansions and agreement, per domain and batch size."""
     batches = [1000] if args.quick else [int(x) for x in args.batches.split(",")]
     repeats = 1 if args.quick else args.repeats
     facts = [int(x) for x in args.facts.split(",")]
-
     rows = []
     header = f"{'domain':12s} {'planner':9s} {'batch':>7s} {'plans/s':>10s} {'x ref':>7s} {'exp p50':>7s} " \
              f"{'exp p99':>7s} {'B/agent':>8s} {'agree':>7s}  statuses"
@@ -130,22 +173,7 @@ def main() -> None:
             _print(row, ref_rate)
         fast.close()
 
-    result = {
-        "benchmark": "plan_throughput",
-        "device": args.device,
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
-        "max_nodes": args.max_nodes,
-        "repeats": repeats,
-        "rows": rows,
-    }
-    if not args.no_startup:
-        result["startup"] = startup(args.device)
-        print(f"\nwarp start-up (create planner + load kernel, fresh process): "
-              f"cold cache {result['startup']['cold_seconds']} s, cached {result['startup']['cached_seconds']} s")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {out}")
+    return rows
 
 
 def _print(row: dict, ref_rate: float) -> None:
@@ -155,6 +183,305 @@ def _print(row: dict, ref_rate: float) -> None:
     print(f"{row['domain']:12s} {row['planner']:9s} {row['batch']:>7d} {row['plans_per_second']:>10,.0f} "
           f"{ratio:>7.1f} {row['expanded_p50']:>7.0f} {row['expanded_p99']:>7.0f} {b:>8s} "
           f"{row['agreement']:>7.1%}  {statuses}", flush=True)
+
+
+# --- heuristics ----------------------------------------------------------------------------------------------
+def heuristics(args: argparse.Namespace) -> list[dict]:
+    """Expansions and plans/s of each heuristic, same problems, same planner otherwise."""
+    n = 1000 if args.quick else 5000
+    rows = []
+    print(f"{'domain':12s} {'heuristic':9s} {'plans/s':>10s} {'exp mean':>9s} {'exp p99':>8s}  statuses")
+    for name, domain in domains([32, 64]):
+        problems = random_problems(domain, n, seed=7, walk=8)
+        base = ReferencePlanner(domain)
+        states = base.tables.pack_states(problems.values)
+        costs = None
+        for h in HEURISTICS:
+            fast = WarpAStarPlanner(base.tables, device=args.device, heuristic=h)
+            fast.plan(states[:64], problems.goals[:64])
+            seconds, batch = timed(lambda f=fast, s=states, g=problems.goals: f.plan(s, g), 1 if args.quick else 3)
+            ok = batch.status == Status.OK
+            if costs is None:
+                costs = batch.cost
+            row = {"domain": name, "heuristic": h, "batch": n, "plans_per_second": round(n / seconds, 1),
+                   "expanded_mean": float(batch.expanded.mean()),
+                   "expanded_p99": float(np.percentile(batch.expanded, 99)),
+                   "same_costs_as_hmax": bool(np.array_equal(batch.cost[ok], costs[ok])), "statuses": batch.counts()}
+            rows.append(row)
+            print(f"{name:12s} {h:9s} {row['plans_per_second']:>10,.0f} {row['expanded_mean']:>9.1f} "
+                  f"{row['expanded_p99']:>8.0f}  {' '.join(f'{k}={v}' for k, v in row['statuses'].items())}",
+                  flush=True)
+            fast.close()
+    return rows
+
+
+# --- soldier: per CPU-second against a one-thread C A* -------------------------------------------------------
+def distinct_queries(domain, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` distinct (state, goal) queries: uniformly random fact values, random goals."""
+    rng = np.random.default_rng(seed)
+    lo = np.array([f.min for f in domain.facts])
+    hi = np.array([f.max for f in domain.facts])
+    seen: set = set()
+    values, goals = [], []
+    while len(values) < n:
+        v = rng.integers(lo, hi + 1, size=(n, len(lo)))
+        g = rng.integers(0, len(domain.goals), size=n)
+        for row, goal in zip(v, g, strict=True):
+            key = (row.tobytes(), int(goal))
+            if key not in seen and len(values) < n:
+                seen.add(key)
+                values.append(row)
+                goals.append(goal)
+    return np.array(values, dtype=np.int64), np.array(goals, dtype=np.int32)
+
+
+COND = np.dtype([("word", "<i4"), ("shift", "<i4"), ("mask", "<u8"), ("op", "<i4"), ("pad", "<i4"), ("k", "<u8")])
+STEP = np.dtype([("word", "<i4"), ("shift", "<i4"), ("mask", "<u8"), ("delta", "<i8"), ("hi", "<u8")])
+
+
+def write_c_input(path: Path, tables, states: np.ndarray, goals: np.ndarray, max_nodes: int) -> None:
+    """The binary input of benchmarks/c_baseline/astar.c: the encoded tables, then the queries."""
+    def conds(c) -> np.ndarray:
+        out = np.zeros(len(c.word), dtype=COND)
+        out["word"], out["shift"], out["mask"], out["op"], out["k"] = c.word, c.shift, c.mask, c.op, c.k
+        return out
+
+    st = tables.eff_steps
+    steps = np.zeros(len(st.word), dtype=STEP)
+    for field in ("word", "shift", "mask", "delta", "hi"):
+        steps[field] = getattr(st, field)
+    gt = tables.goals
+    parts = [
+        np.array([tables.n_words, tables.n_actions, gt.n_goals, len(states), max_nodes], dtype="<i4"),
+        tables.pre_mask, tables.pre_value, tables.eff_set, tables.eff_clear, tables.cost.astype("<f8"),
+        tables.pre_ints.start, conds(tables.pre_ints), st.start, steps,
+        gt.mask, gt.value, gt.ints.start, conds(gt.ints), gt.atoms.start, conds(gt.atoms), gt.max_achieved,
+        states, goals.astype("<i4"),
+    ]
+    with open(path, "wb") as f:
+        for x in parts:
+            f.write(np.ascontiguousarray(x).tobytes())
+
+
+def build_c_baseline() -> Path | None:
+    """Compile benchmarks/c_baseline/astar.c with the system cc (None, with a message, when there is none)."""
+    import shutil
+
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        print("no C compiler (cc) found: the C baseline is skipped")
+        return None
+    src = ROOT / "benchmarks/c_baseline/astar.c"
+    exe = Path(tempfile.gettempdir()) / "goap_c_astar"
+    r = subprocess.run([cc, "-O2", "-o", str(exe), str(src), "-lm"], capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"the C baseline did not build, skipped:\n{r.stderr}")
+        return None
+    return exe
+
+
+def cpu_timed(fn, repeats: int) -> tuple[float, float, object]:
+    """Median process CPU seconds (all threads) and wall seconds of ``fn``."""
+    cpu, wall, result = [], [], None
+    for _ in range(repeats):
+        c0, w0 = time.process_time(), time.perf_counter()
+        result = fn()
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - w0)
+    return statistics.median(cpu), statistics.median(wall), result
+
+
+def soldier(args: argparse.Namespace) -> dict:
+    """Plans per CPU-second on distinct soldier queries: Warp (1 and 2 threads, each heuristic) and C."""
+    domain = load_domain(ROOT / "worlds/soldier/domain.toml")
+    n = args.queries
+    values, goals = distinct_queries(domain, n, seed=11)
+    ref = ReferencePlanner(domain)
+    states = ref.tables.pack_states(values)
+    repeats = 1 if args.quick else args.repeats
+    out: dict = {"queries": n, "facts": len(domain.facts), "actions": len(domain.actions), "warp": []}
+    print(f"{n:,} distinct queries, {len(domain.facts)} facts, {len(domain.actions)} actions")
+    base_costs = None
+    for h in HEURISTICS:
+        for threads in (1, 2):
+            fast = WarpAStarPlanner(ref.tables, device="cpu", threads=threads, heuristic=h)
+            fast.plan(states[:256], goals[:256])
+            cpu, wall, batch = cpu_timed(lambda f=fast: f.plan(states, goals), repeats)
+            if base_costs is None:
+                base_costs = batch.cost
+            row = {"heuristic": h, "threads": threads, "cpu_seconds": cpu, "wall_seconds": wall,
+                   "plans_per_cpu_second": n / cpu, "plans_per_second": n / wall,
+                   "expanded_mean": float(batch.expanded.mean()), "statuses": batch.counts(),
+                   "same_costs": bool(np.array_equal(batch.cost, base_costs, equal_nan=True))}
+            out["warp"].append(row)
+            print(f"warp {h:6s} {threads} thread(s): {row['plans_per_cpu_second']:>10,.0f} plans/CPU-s "
+                  f"{row['plans_per_second']:>10,.0f} plans/s  expanded {row['expanded_mean']:.1f}  "
+                  f"{' '.join(f'{k}={v}' for k, v in row['statuses'].items())}", flush=True)
+            fast.close()
+    for h in HEURISTICS:
+        one = next(r for r in out["warp"] if r["heuristic"] == h and r["threads"] == 1)
+        two = next(r for r in out["warp"] if r["heuristic"] == h and r["threads"] == 2)
+        out.setdefault("two_thread_speedup", {})[h] = two["plans_per_second"] / one["plans_per_second"]
+    print("two threads / one (wall plans/s): "
+          + ", ".join(f"{h} {v:.2f}x" for h, v in out["two_thread_speedup"].items()))
+    exe = build_c_baseline()
+    if exe is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "queries.bin"
+            write_c_input(path, ref.tables, states, goals, max_nodes=1 << 16)
+            runs = []
+            for _ in range(repeats):
+                r = subprocess.run([str(exe), str(path)], capture_output=True, text=True, check=True)
+                runs.append(json.loads(r.stdout))
+        c = sorted(runs, key=lambda x: x["cpu_seconds"])[len(runs) // 2]
+        c["plans_per_cpu_second"] = n / c["cpu_seconds"]
+        solved = np.isfinite(base_costs)
+        c["same_cost_sum"] = bool(abs(c["cost_sum"] - float(base_costs[solved].sum())) < 1e-6 * max(1, c["cost_sum"]))
+        c["same_solved"] = int(solved.sum()) == c["solved"]
+        out["c_baseline"] = c
+        print(f"C A* (1 thread): {c['plans_per_cpu_second']:>10,.0f} plans/CPU-s  solved {c['solved']:,}  "
+              f"expanded {c['expanded'] / n:.1f}  same costs as warp: {c['same_cost_sum']}")
+        out["ratio_vs_c"] = {f"{r['heuristic']}/{r['threads']}t": r["plans_per_cpu_second"] / c["plans_per_cpu_second"]
+                             for r in out["warp"]}
+        print("warp plans per CPU-second / C: " + ", ".join(f"{k} {v:.2f}x" for k, v in out["ratio_vs_c"].items()))
+    return out
+
+
+# --- per-call overhead ---------------------------------------------------------------------------------------
+def overhead(args: argparse.Namespace) -> dict:
+    """Median seconds of a warm ``plan`` call on one agent whose goal already holds (no search at all)."""
+    import warp as wp
+
+    domain = load_domain(ROOT / "worlds/soldier/domain.toml")
+    fast = WarpAStarPlanner(domain, device=args.device, threads=1)
+    goal = 0
+    values = np.array([domain.state({})], dtype=np.int64)
+    for c in domain.goals[goal].want:  # make the goal hold: its conditions' == values, else a satisfying value
+        f = domain.fact_index(c.fact)
+        fact = domain.facts[f]
+        values[0, f] = next(v for v in range(fact.min, fact.max + 1) if c.holds(v))
+    state = fast.tables.pack_states(values)
+    goals = np.array([goal], np.int32)
+    out_host = fast.plan(state, goals)
+    assert out_host.status[0] == Status.SATISFIED
+    calls = 300 if args.quick else 2000
+
+    def median_call(fn) -> float:
+        for _ in range(50):
+            fn()
+        times = []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times)
+
+    host = median_call(lambda: fast.plan(state, goals, out=out_host))
+    d_state = wp.array(state, dtype=wp.uint64, device=fast.device)
+    d_goals = wp.array(goals, dtype=wp.int32, device=fast.device)
+    d_out = PlanBatch.on_device(1, fast.max_plan_length, fast.device)
+    device = median_call(lambda: fast.plan(d_state, d_goals, out=d_out))
+    res = {"numpy_inputs_us": host * 1e6, "warp_inputs_us": device * 1e6}
+    print(f"warm plan() on one satisfied agent: numpy inputs {res['numpy_inputs_us']:.1f} us, "
+          f"Warp inputs and a device batch {res['warp_inputs_us']:.1f} us")
+    fast.close()
+    return res
+
+
+# --- defaults solve what uniform-cost search solves ----------------------------------------------------------
+def uniform_cost(domain, start, goal, limit: int = 2_000_000) -> float | None:
+    """Optimal cost by plain uniform-cost search (None past ``limit`` states: it would not fit either)."""
+    import heapq
+
+    best = {start: 0.0}
+    frontier = [(0.0, start)]
+    while frontier:
+        g, s = heapq.heappop(frontier)
+        if g > best[s]:
+            continue
+        if domain.satisfies(s, goal.want):
+            return g
+        if len(best) > limit:
+            return None
+        for a in domain.actions:
+            if domain.is_applicable(s, a):
+                c = domain.apply(s, a)
+                g2 = g + a.cost
+                if g2 < best.get(c, float("inf")):
+                    best[c] = g2
+                    heapq.heappush(frontier, (g2, c))
+    return float("inf")
+
+
+def optimal(args: argparse.Namespace) -> list[dict]:
+    """Default options against uniform-cost search on the village set and random 64-fact domains."""
+    sets = [("village", load_domain(ROOT / "worlds/village/domain.toml"), 63, 12),
+            ("random-64", random_domain(seed=64, n_facts=64), 20, 8)]
+    rows = []
+    for name, domain, n, walk in sets:
+        problems = random_problems(domain, n, seed=5, walk=walk)
+        fast = WarpAStarPlanner(domain, device=args.device)
+        states = fast.tables.pack_states(problems.values)
+        batch = fast.plan(states, problems.goals)
+        solved = optimal_ok = 0
+        for i in range(n):
+            start = tuple(int(v) for v in problems.values[i])
+            best = uniform_cost(domain, start, domain.goals[problems.goals[i]])
+            if best is None or best == float("inf"):
+                continue
+            solved += 1
+            optimal_ok += int(batch.status[i] in (Status.OK, Status.SATISFIED) and batch.cost[i] == best)
+        t = fast.tables
+        old = 8 * t.n_words * 1025 + 29 * 1024 + 4 * 2048 + 4 * t.n_actions + 4 * t.relaxed.n_pre \
+            + 8 * len(domain.facts) + 4 * 32 + 13
+        row = {"set": name, "problems": n, "ucs_solved": solved, "warp_ok_and_optimal": optimal_ok,
+               "levels_used": np.bincount(batch.level, minlength=fast.n_levels + 1).tolist(),
+               "bytes_per_agent_first_pool": fast.bytes_per_agent(), "bytes_per_agent_float32_planner": old,
+               "statuses": batch.counts()}
+        rows.append(row)
+        print(f"{name}: uniform-cost search solves {solved}/{n}; warp (defaults) ok and optimal on {optimal_ok}; "
+              f"levels {row['levels_used']}; {row['bytes_per_agent_first_pool']:,} B/agent at the first pool "
+              f"(float32 planner: {old:,})", flush=True)
+        fast.close()
+    return rows
+
+
+# --- the IPC tasks -------------------------------------------------------------------------------------------
+def pddl(args: argparse.Namespace) -> dict:
+    """Each IPC task of benchmarks/pddl with default options: status, cost against the known optimum, seconds."""
+    try:
+        from goap.pddl import load_pddl, optimal_costs, pddl_tasks
+    except ImportError:  # before the package move
+        from goap.bench.pddl import load_pddl, optimal_costs, pddl_tasks  # type: ignore[no-redef]
+    root = ROOT / "benchmarks/pddl"
+    best = optimal_costs(root)
+    rows = []
+    for dom, prob, name in pddl_tasks(root):
+        task = load_pddl(dom, prob, name)
+        fast = WarpAStarPlanner(task.domain, device=args.device, threads=1, chunk_size=1)
+        fast.load()
+        start = fast.tables.pack(task.start)[None]
+        t0 = time.perf_counter()
+        batch = fast.plan(start, [task.goal])
+        seconds = time.perf_counter() - t0
+        status = Status(int(batch.status[0]))
+        cost = float(batch.cost[0])
+        ok = status in (Status.OK, Status.TOO_LONG) and best.get(name) is not None and cost == best[name]
+        rows.append({"task": name, "status": status.label, "cost": None if np.isnan(cost) else cost,
+                     "optimal_cost": best.get(name), "optimal": bool(ok), "seconds": seconds,
+                     "expanded": int(batch.expanded[0]), "level": int(batch.level[0]),
+                     "length": int(batch.length[0])})
+        print(f"{name:22s} {status.label:8s} cost {cost:>6g} (optimum {best.get(name)}) {seconds:7.2f} s "
+              f"level {int(batch.level[0])} expanded {int(batch.expanded[0]):,}", flush=True)
+        fast.close()
+    n_opt = sum(r["optimal"] for r in rows)
+    within = sum(r["optimal"] and r["seconds"] <= 60 for r in rows)
+    print(f"{n_opt}/{len(rows)} optimal, {within} of them within 60 s; slowest {max(r['seconds'] for r in rows):.1f} s")
+    return {"tasks": rows, "optimal": n_opt, "optimal_within_60s": within, "total": len(rows)}
+
+
+SECTION_FUNCS = {"throughput": throughput, "heuristics": heuristics, "soldier": soldier, "overhead": overhead,
+                 "optimal": optimal, "pddl": pddl}
 
 
 if __name__ == "__main__":

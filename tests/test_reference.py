@@ -111,10 +111,16 @@ def test_statuses_satisfied_no_plan_budget_too_long():
     big = ReferencePlanner(t).plan(states[:2], goals[:2])
     assert list(big.status) == [Status.SATISFIED, Status.NO_PLAN]
     assert math.isnan(big.cost[1])
-    tiny = ReferencePlanner(t, max_nodes=3).plan(states[2:3], goals[2:3])
+    tiny = ReferencePlanner(t, max_nodes=3, growth=1).plan(states[2:3], goals[2:3])
     assert tiny.status[0] == Status.BUDGET and tiny.length[0] == 0 and (tiny.actions[0] == -1).all()
+    assert tiny.level[0] == 1  # one level only: level 1 says every pool was tried, the BUDGET is final
+    grown = ReferencePlanner(t, max_nodes=3, growth=4).plan(states[2:3], goals[2:3])
+    assert grown.status[0] == Status.OK and grown.cost[0] == 7 and grown.level[0] == 1  # a 12-state pool did it
     short = ReferencePlanner(t, max_plan_length=2).plan(states[3:4], goals[3:4])
     assert short.status[0] == Status.TOO_LONG and short.length[0] == 4 and short.cost[0] == 7
+    # The segment: the first two steps of an optimal plan, from which the rest is optimal.
+    whole = ReferencePlanner(t).plan(states[3:4], goals[3:4])
+    assert short.segment(0) == whole.plan(0)[:2] and short.plan(0) == []
 
 
 def test_all_actions_disabled_means_no_plan():

@@ -1,14 +1,32 @@
-"""What every planner shares: statuses, the batched result, input checks and the registry.
+"""What every planner shares: statuses, the batched result, options, input checks and the registry.
 
 The planner contract (the same for the reference planner and every Warp planner)::
 
-    plan(states[N, W] uint64, goals[N] int, costs[N, A] float32 | None, enabled[N, A] bool | None,
-         *, goal_table=None, agents=None) -> PlanBatch
+    plan(states[N, W] uint64, goals[N] int32, costs[N, A] float32 | None, enabled[N, A] bool | None,
+         *, goal_table=None, agents=None, count=None, out=None, max_escalated_nodes=None) -> PlanBatch
 
 ``goals`` index ``goal_table.goals`` (by default the domain's goals). ``costs`` replace the domain's action
-costs per agent (distances, say) and must be finite and >= 0; ``enabled`` switches actions off per agent
-(context preconditions). ``agents`` plans only those rows; the other rows of the result are left as they were
-in ``out`` (or NOT_PLANNED in a fresh batch).
+costs per agent (distances, say) and must be finite and in ``0..MAX_COST``; ``enabled`` switches actions off per
+agent (context preconditions). ``agents`` plans only those rows (``count``, a one-element array, plans only
+``agents[:count[0]]``); the other rows of ``out`` are left as they were (NOT_PLANNED in a fresh batch).
+
+Costs are summed in float64 (g, f and the heuristic alike), so a plan's reported cost is its true cost and the
+cheapest plan wins for every cost the domain loader accepts (``0 <= cost <= MAX_COST``, zero-cost actions
+included). Per-agent ``costs`` arrays are float32, as the Brain keeps them; their values are summed exactly.
+
+Node pools that escalate. A search starts with a pool of ``max_nodes`` states (level 0). One that fills its pool
+is run again with a pool ``growth`` times larger (level 1, 2, ...) up to ``node_ceiling`` states, in later waves
+with fewer agents at once, so the scratch held never exceeds ``max_scratch_bytes``. ``out.level[i]`` is read as
+the level agent i's search starts at and written as the level it ended at. Escalated work in one call is bounded
+by ``max_escalated_nodes`` (pool states summed over the escalated searches the call runs; None: unbounded; at
+least one escalated search per call always runs): an agent that still needs a larger pool when that is spent
+comes back as BUDGET with ``level < n_levels``, which means *deferred: call again with this row's level
+unchanged* (it resumes with pool ``pools[level]``). BUDGET with ``level == n_levels`` is final: every pool,
+the largest included, filled up. A caller planning a new query for a row resets its level to 0.
+
+Plans longer than ``max_plan_length``: TOO_LONG, with ``length`` and ``cost`` of the whole optimal plan and its
+first ``max_plan_length`` steps in ``actions`` (a segment: execute it, then plan again from where it leads; the
+rest of an optimal plan is optimal from there).
 """
 
 from __future__ import annotations
@@ -23,8 +41,21 @@ import numpy as np
 from goap.domain import Domain
 from goap.encoding import DomainTables, GoalTables
 
+try:  # the domain loader's limit, once it defines one
+    from goap.domain import MAX_COST  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - until goap.domain defines it
+    #: The largest action cost accepted. Integer costs up to this sum exactly in float64 over any plan of fewer
+    #: than 9,000 steps; other costs keep a relative error below 1e-12.
+    MAX_COST = 1e12
+
 DEFAULT_MAX_NODES = 1024
-DEFAULT_MAX_PLAN_LENGTH = 32
+DEFAULT_MAX_PLAN_LENGTH = 64
+#: Pool growth per escalation level, and the largest pool a search may reach by default (2**25 states: about a
+#: 1.5 GB search with one-word states, more than a plain uniform-cost search in Python holds in that memory).
+DEFAULT_GROWTH = 8
+DEFAULT_NODE_CEILING = 1 << 25
+DEFAULT_MAX_SCRATCH_BYTES = 4 << 30
+MAX_LEVELS = 16
 
 
 class Status(IntEnum):
@@ -33,8 +64,8 @@ class Status(IntEnum):
     OK = 0  #: a plan was found; with an admissible heuristic its cost is optimal
     SATISFIED = 1  #: the goal already holds: empty plan, cost 0
     NO_PLAN = 2  #: the reachable space was exhausted without reaching the goal
-    BUDGET = 3  #: the node pool or open list filled up before the search ended
-    TOO_LONG = 4  #: the optimal plan has more steps than the result can hold (``max_plan_length``)
+    BUDGET = 3  #: the node pool filled up (deferred while ``level < n_levels``; see the module doc)
+    TOO_LONG = 4  #: the optimal plan has more steps than ``max_plan_length``; ``actions`` holds its first steps
     NOT_PLANNED = 5  #: the row was not in ``agents``
 
     @property
@@ -42,43 +73,99 @@ class Status(IntEnum):
         return self.name.lower()
 
 
+def host_view(x: Any) -> np.ndarray:
+    """numpy view of a field (zero-copy for numpy and CPU Warp arrays, a copy for GPU arrays)."""
+    numpy = getattr(x, "numpy", None)
+    if x is None or isinstance(x, np.ndarray) or not callable(numpy):
+        return x
+    return numpy()
+
+
+_FIELDS = ("status", "cost", "length", "actions", "expanded", "level")
+
+
 @dataclass
 class PlanBatch:
     """Results for N agents. ``actions[i, :length[i]]`` is agent i's plan; unused entries are -1.
 
-    ``cost`` is the plan's cost for OK, SATISFIED (0) and TOO_LONG, NaN otherwise. ``expanded`` counts the
-    nodes taken off the open list and expanded.
+    Fields are numpy arrays (host) or Warp arrays on a planner's device (`on_device`), which a Warp planner
+    writes in place. ``cost`` (float64) is the plan's cost for OK, SATISFIED (0) and TOO_LONG, NaN otherwise.
+    ``expanded`` counts the nodes taken off the open list and expanded (in the last pool the search used).
+    ``level`` is the node-pool level the search started at (read) and ended at (written): see the module doc.
     """
 
-    status: np.ndarray  # int8[N]
-    cost: np.ndarray  # float32[N]
-    length: np.ndarray  # int32[N]
-    actions: np.ndarray  # int32[N, L]
-    expanded: np.ndarray  # int32[N]
+    status: Any  # int8[N]
+    cost: Any  # float64[N]
+    length: Any  # int32[N]
+    actions: Any  # int32[N, L]
+    expanded: Any  # int32[N]
+    level: Any = None  # int8[N]
+
+    def __post_init__(self) -> None:
+        if self.level is None:
+            self.level = np.zeros(len(self), dtype=np.int8)
 
     @classmethod
     def empty(cls, n: int, max_plan_length: int) -> PlanBatch:
+        """A host batch of ``n`` NOT_PLANNED rows, every level 0."""
         return cls(
             status=np.full(n, Status.NOT_PLANNED, dtype=np.int8),
-            cost=np.full(n, np.nan, dtype=np.float32),
+            cost=np.full(n, np.nan, dtype=np.float64),
             length=np.zeros(n, dtype=np.int32),
             actions=np.full((n, max_plan_length), -1, dtype=np.int32),
             expanded=np.zeros(n, dtype=np.int32),
+            level=np.zeros(n, dtype=np.int8),
         )
 
+    @classmethod
+    def on_device(cls, n: int, max_plan_length: int, device: Any = None) -> PlanBatch:
+        """A batch of Warp arrays on ``device``, allocated once: a Warp planner writes its rows in place."""
+        from goap.kernels import init_warp
+
+        wp = init_warp()
+        return cls(
+            status=wp.full(n, int(Status.NOT_PLANNED), dtype=wp.int8, device=device),
+            cost=wp.full(n, float("nan"), dtype=wp.float64, device=device),
+            length=wp.zeros(n, dtype=wp.int32, device=device),
+            actions=wp.full((n, max_plan_length), -1, dtype=wp.int32, device=device),
+            expanded=wp.zeros(n, dtype=wp.int32, device=device),
+            level=wp.zeros(n, dtype=wp.int8, device=device),
+        )
+
+    @property
+    def max_plan_length(self) -> int:
+        return int(self.actions.shape[1])
+
+    def numpy(self) -> PlanBatch:
+        """The batch with host fields (itself when it already is one; zero-copy views on the CPU device)."""
+        return PlanBatch(*(host_view(getattr(self, f)) for f in _FIELDS))
+
     def __len__(self) -> int:
-        return len(self.status)
+        return int(self.status.shape[0])
 
     def counts(self) -> dict[str, int]:
         """How many rows ended with each status, by label (``{"ok": 950, "budget": 50}``)."""
-        values, counts = np.unique(self.status, return_counts=True)
+        values, counts = np.unique(host_view(self.status), return_counts=True)
         return {Status(int(v)).label: int(c) for v, c in zip(values, counts, strict=True)}
 
     def plan(self, i: int) -> list[int]:
         """Agent i's plan as action indices (empty unless OK)."""
-        if self.status[i] != Status.OK:
+        if host_view(self.status)[i] != Status.OK:
             return []
-        return [int(a) for a in self.actions[i, : self.length[i]]]
+        return [int(a) for a in host_view(self.actions)[i, : host_view(self.length)[i]]]
+
+    def segment(self, i: int) -> list[int]:
+        """The steps agent i can execute now: the whole plan when OK, its first segment when TOO_LONG."""
+        status = host_view(self.status)[i]
+        if status == Status.OK:
+            return self.plan(i)
+        if status == Status.TOO_LONG:
+            return [int(a) for a in host_view(self.actions)[i] if a >= 0]
+        return []
+
+    def deferred(self, n_levels: int) -> np.ndarray:
+        """Mask of the rows whose search waits for a pool of a later call (BUDGET with ``level < n_levels``)."""
+        return (host_view(self.status) == Status.BUDGET) & (host_view(self.level) < n_levels)
 
     def plan_names(self, i: int, domain: Domain) -> list[str]:
         return [domain.actions[a].name for a in self.plan(i)]
@@ -104,18 +191,53 @@ class Planner(Protocol):
     ) -> PlanBatch: ...
 
 
-HEURISTICS = ("h2", "h1")
+#: Admissible, consistent heuristics, node for node the same in every planner (see `goap.planners.reference`):
+#: full h_max, h_max cut after two levels of achievers, and after one (the cheapest achiever of each unmet goal
+#: condition).
+HEURISTICS = ("hmax", "hmax2", "hmax1")
+DEFAULT_HEURISTIC = "hmax"
+RENAMED_HEURISTICS = {"h2": "hmax2", "h1": "hmax1"}
 
 
-def check_options(max_nodes: int, max_plan_length: int, weight: float = 1.0, heuristic: str = "h2") -> None:
+def pool_levels(max_nodes: int, growth: int, node_ceiling: int) -> list[int]:
+    """Pool sizes of levels 0, 1, ...: ``max_nodes * growth**l``, the last one clamped to ``node_ceiling``."""
+    pools = [int(max_nodes)]
+    while pools[-1] < node_ceiling and len(pools) < MAX_LEVELS and growth > 1:
+        pools.append(int(min(node_ceiling, pools[-1] * growth)))
+    return pools
+
+
+def check_options(
+    max_nodes: int,
+    max_plan_length: int,
+    weight: float = 1.0,
+    heuristic: str = DEFAULT_HEURISTIC,
+    growth: int = DEFAULT_GROWTH,
+    node_ceiling: int | None = None,
+) -> None:
+    """Refuse options no planner can honour, with the option's name and the accepted range."""
     if not isinstance(max_nodes, int | np.integer) or not 2 <= max_nodes <= 2**28:
         raise ValueError(f"max_nodes must be an integer in 2..2**28, got {max_nodes!r}")
     if not isinstance(max_plan_length, int | np.integer) or not 1 <= max_plan_length <= 4096:
         raise ValueError(f"max_plan_length must be an integer in 1..4096, got {max_plan_length!r}")
     if isinstance(weight, bool) or not isinstance(weight, int | float) or not 1.0 <= weight < float("inf"):
         raise ValueError(f"weight must be a finite number >= 1, got {weight!r}")
+    if heuristic in RENAMED_HEURISTICS:
+        new = RENAMED_HEURISTICS[heuristic]
+        raise ValueError(
+            f"heuristic {heuristic!r} is now called {new!r} (h_max cut after {new[-1]} level(s) of achievers; "
+            f"Haslum's h^m it never was); known: {', '.join(HEURISTICS)}"
+        )
     if heuristic not in HEURISTICS:
         raise ValueError(f"unknown heuristic {heuristic!r} (known: {', '.join(HEURISTICS)})")
+    if isinstance(growth, bool) or not isinstance(growth, int | np.integer) or not 1 <= growth <= 1024:
+        raise ValueError(f"growth must be an integer in 1..1024, got {growth!r}")
+    if node_ceiling is not None and (
+        isinstance(node_ceiling, bool)
+        or not isinstance(node_ceiling, int | np.integer)
+        or not max_nodes <= node_ceiling <= 2**28
+    ):
+        raise ValueError(f"node_ceiling must be an integer in max_nodes..2**28, got {node_ceiling!r}")
 
 
 def check_inputs(
@@ -140,8 +262,8 @@ def check_inputs(
         costs = np.ascontiguousarray(costs, dtype=np.float32)
         if costs.shape != (n, A):
             raise ValueError(f"costs must have shape [{n}, {A}], got {costs.shape}")
-        if not np.all(np.isfinite(costs)) or np.any(costs < 0):
-            raise ValueError("costs must be finite and >= 0")
+        if not np.all(np.isfinite(costs)) or np.any(costs < 0) or np.any(costs > MAX_COST):
+            raise ValueError(f"costs must be finite and in 0..{MAX_COST:g}")
     if enabled is not None:
         enabled = np.ascontiguousarray(enabled, dtype=np.bool_)
         if enabled.shape != (n, A):
@@ -188,3 +310,69 @@ def make_planner(name: str, domain: Domain | DomainTables, **options: Any) -> Pl
 
         return wrap(planner, dedupe=bool(dedupe), plan_cache=plan_cache)
     return planner
+
+
+@dataclass(frozen=True)
+class ConditionTables:
+    """The distinct action preconditions of a domain, for h_max (the Warp mirror has the same field names).
+
+    Condition c is ``field(word[c], shift[c], mask[c]) op[c] k[c]`` (encoded values); action a's preconditions
+    are ``action_cond[action_start[a]:action_start[a + 1]]``; the actions achieving c (`goap.domain.achieves`)
+    are ``achiever_action[achiever_start[c]:achiever_start[c + 1]]``.
+    """
+
+    word: np.ndarray  # int32[C]
+    shift: np.ndarray  # int32[C]
+    mask: np.ndarray  # uint64[C]
+    op: np.ndarray  # int32[C]
+    k: np.ndarray  # uint64[C]
+    action_start: np.ndarray  # int32[A + 1]
+    action_cond: np.ndarray  # int32[...]
+    achiever_start: np.ndarray  # int32[C + 1]
+    achiever_action: np.ndarray  # int32[...]
+    default_pre_cost: np.ndarray  # float64[P]: cheapest achiever of each action precondition at the domain costs
+
+    @property
+    def n_conditions(self) -> int:
+        return len(self.word)
+
+
+def condition_tables(tables: DomainTables) -> ConditionTables:
+    """Number the distinct preconditions of ``tables``' domain and list each one's achievers."""
+    from goap.domain import achieves
+    from goap.encoding import OP_CODES
+
+    domain, layout = tables.domain, tables.layout
+    ids: dict[Any, int] = {}
+    conds, rows = [], []
+    for action in domain.actions:
+        row = []
+        for c in action.pre:
+            if c not in ids:
+                ids[c] = len(conds)
+                conds.append(c)
+            row.append(ids[c])
+        rows.append(row)
+    facts = [domain.fact_index(c.fact) for c in conds]
+    ach = [[b for b, action in enumerate(domain.actions) if achieves(action, c)] for c in conds]
+
+    def starts(lists: list[list[int]]) -> np.ndarray:
+        return np.concatenate([[0], np.cumsum([len(r) for r in lists])]).astype(np.int32)
+
+    return ConditionTables(
+        word=np.array([layout.word[f] for f in facts], dtype=np.int32),
+        shift=np.array([layout.shift[f] for f in facts], dtype=np.int32),
+        mask=np.array([layout.field_mask(f) for f in facts], dtype=np.uint64),
+        op=np.array([OP_CODES[c.op] for c in conds], dtype=np.int32),
+        k=np.array([c.value - int(layout.min[f]) for c, f in zip(conds, facts, strict=True)], dtype=np.uint64),
+        action_start=starts(rows),
+        action_cond=np.array([c for r in rows for c in r], dtype=np.int32),
+        achiever_start=starts(ach),
+        achiever_action=np.array([b for r in ach for b in r], dtype=np.int32),
+        default_pre_cost=np.array([
+            min((float(tables.cost[b]) for b in range(len(domain.actions)) if achieves(domain.actions[b], c)),
+                default=np.inf)
+            for action in domain.actions for c in action.pre
+        ], dtype=np.float64),
+    )
+

@@ -1,29 +1,37 @@
 """The reference planner: forward A* in plain Python over value tuples, written to be obviously correct.
 
 It is the oracle every fast planner is tested against, so it works on the domain's own semantics
-(`Domain.is_applicable`, `Domain.apply`, `Condition.holds`), not on the bit encoding.
+(`Domain.is_applicable`, `Domain.apply`, `Condition.holds`, `achieves`), not on the bit encoding.
 
 The search, which the Warp planner follows step for step:
 
-* Heuristic (admissible and consistent). Let U be the goal conditions false in s. h(s) = 0 when U is empty;
-  otherwise the larger of
-  - max over j in U of: min over the enabled actions a that can make j true of cost(a) + the largest, over
-    a's preconditions p false in s, of the cheapest enabled action that can make p true. (Some action must
-    make j true, and before it, each of its false preconditions must be made true by some action: this is
-    h_max cut off after two levels, cheap enough to compute at every node.) With ``heuristic="h1"``, only the
-    cheapest enabled achiever of j: weaker, cheaper per node.
-  - ceil(|U| / e) * c_min, where e is the most conditions of this goal a single action can make true and
-    c_min the cheapest enabled action (each step fixes at most e conditions and costs at least c_min).
-  A condition with no usable achiever gives h = inf: the state is a dead end and is not stored.
+* Heuristics (admissible and consistent), over *conditions*: the goal's conditions and every action's
+  preconditions, each ``fact op value``. An action b *achieves* a condition when its effect on that fact can make
+  it true (`goap.domain.achieves`). Let U be the goal conditions false in s; h(s) = 0 when U is empty, otherwise
+  the larger of
+  - ``hmax`` (default): full h_max. h(c) = 0 for a condition true in s, else the least fixpoint of
+    h(c) = min over enabled achievers b of cost(b) + max over b's preconditions p of h(p); the goal term is
+    max over j in U of min over enabled achievers b of j of cost(b) + max_p h(p). Computed by rounds
+    (all actions' precondition maxima, then all conditions) until nothing changes.
+  - ``hmax2``: h_max cut after two levels: a precondition p of an achiever, false in s, counts as the cheapest
+    enabled achiever of p (instead of h(p)). Cheaper per node, weaker.
+  - ``hmax1``: the cheapest enabled achiever of each condition in U only.
+  and ceil(|U| / e) * c_min, where e is the most conditions of this goal a single action can make true and
+  c_min the cheapest enabled action (each step fixes at most e conditions and costs at least c_min; c_min may
+  be 0). A goal condition with no usable achiever gives h = inf: the state is a dead end and is not stored.
+* Costs, g, h and f are float64: the reported cost of a plan is its true cost (see `goap.planners.base`).
 * Open list ordered by (f, h, node id); ties therefore go to the deeper node, then to the older one.
   f = g + h for A*; g + w * h for weighted A* (``weight``, plans within w x optimal); h for greedy.
-  Costs are summed in float32, like the kernels, so both planners order nodes identically.
-* A state's g may improve while it is open: it is pushed again and the stale entry is skipped when popped
-  (closed). The goal test happens when a node is popped, so the first goal popped is optimal.
-* Before searching, a delete-relaxed reachability check (`relaxed_reachable`) proves many unreachable goals
-  unreachable at once: NO_PLAN with no expansions, instead of exhausting the space.
-* Budget: at most ``max_nodes`` stored states and ``max_nodes`` open-list entries; exceeding either gives
-  BUDGET. A plan with more than ``max_plan_length`` steps gives TOO_LONG (with its cost and length).
+* A state's g may improve while it is open: its open entry moves up (here: pushed again, the stale entry is
+  skipped when popped). The goal test happens when a node is popped, so the first goal popped is optimal.
+* A delete-relaxed reachability check (`relaxed_reachable`) proves many unreachable goals unreachable at once,
+  instead of exhausting the space. It runs only where it can save work: when a level-0 search fills its pool
+  (NO_PLAN, with the expansions made so far, instead of escalating), and before every escalated search (NO_PLAN
+  with no expansions). Searches that end within the first pool never pay for it.
+* Budget: a pool of at most ``pool`` stored states (the open list never holds more than the pool); storing
+  one more gives BUDGET. Pools escalate by level (`goap.planners.base`): the search at level l has pool
+  ``pools[l]``. A plan with more than ``max_plan_length`` steps gives TOO_LONG with its cost, length and first
+  ``max_plan_length`` steps.
 """
 
 from __future__ import annotations
@@ -34,24 +42,38 @@ from typing import Any
 
 import numpy as np
 
-from goap.domain import Domain, Goal, State, achieves
+from goap.domain import Condition, Domain, Goal, State, achieves
 from goap.encoding import RELAXED_MAX_VALUES, DomainTables, GoalTables, encode
 from goap.planners.base import (
+    DEFAULT_GROWTH,
+    DEFAULT_HEURISTIC,
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
+    DEFAULT_NODE_CEILING,
     PlanBatch,
     Status,
     check_inputs,
     check_options,
+    host_view,
+    pool_levels,
 )
 
 
-def f32(x: float) -> float:
-    """Round to the nearest float32, as the kernels' arithmetic does."""
-    return float(np.float32(x))
-
-
 class ReferencePlanner:
+    """Plain-Python A*, one agent at a time; the oracle of the fast planners (same options, same results).
+
+    Args:
+        domain: the domain (or its tables).
+        max_nodes: the first node pool (level 0).
+        max_plan_length: the longest plan returned whole; longer optimal plans give TOO_LONG and a segment.
+        weight: order the open list by g + weight * h (plans cost at most weight x optimal).
+        greedy: order it by h alone.
+        heuristic: "hmax" (default), "hmax2" or "hmax1" (see the module docstring).
+        growth: pool growth per escalation level (1: no escalation).
+        node_ceiling: the largest pool (default ``DEFAULT_NODE_CEILING``, at least ``max_nodes``).
+        device: accepted for a common signature: this planner runs on the host.
+    """
+
     name = "reference"
 
     def __init__(
@@ -61,24 +83,44 @@ class ReferencePlanner:
         max_plan_length: int = DEFAULT_MAX_PLAN_LENGTH,
         weight: float = 1.0,
         greedy: bool = False,
-        heuristic: str = "h2",
+        heuristic: str = DEFAULT_HEURISTIC,
+        growth: int = DEFAULT_GROWTH,
+        node_ceiling: int | None = None,
         device: str | None = None,
     ):
-        """``weight`` > 1 orders the open list by g + weight * h (plans cost at most weight x optimal);
-        ``greedy`` orders it by h alone. ``heuristic`` is "h2" or "h1" (see the module docstring). ``device`` is
-        accepted for a common signature: this planner runs on the host."""
-        check_options(max_nodes, max_plan_length, weight, heuristic)
+        check_options(max_nodes, max_plan_length, weight, heuristic, growth, node_ceiling)
         self.heuristic = heuristic
         self.tables = domain if isinstance(domain, DomainTables) else encode(domain)
         self.domain = self.tables.domain
         self.max_nodes = int(max_nodes)
         self.max_plan_length = int(max_plan_length)
-        self.weight = f32(weight)  # the kernels receive it as a float32
+        self.weight = float(weight)
         self.greedy = bool(greedy)
+        ceiling = max(self.max_nodes, DEFAULT_NODE_CEILING) if node_ceiling is None else int(node_ceiling)
+        self.pools = pool_levels(self.max_nodes, int(growth), ceiling)
+        # Conditions for h_max: every distinct action precondition, and for each action its precondition ids.
+        self._conditions: list[Condition] = []
+        ids: dict[Condition, int] = {}
+        self._pre_ids: list[list[int]] = []
+        for action in self.domain.actions:
+            row = []
+            for c in action.pre:
+                if c not in ids:
+                    ids[c] = len(self._conditions)
+                    self._conditions.append(c)
+                row.append(ids[c])
+            self._pre_ids.append(row)
+        self._cond_achievers = [
+            [b for b, action in enumerate(self.domain.actions) if achieves(action, c)] for c in self._conditions
+        ]
+
+    @property
+    def n_levels(self) -> int:
+        return len(self.pools)
 
     def order(self, g: float, h: float) -> float:
-        """The open-list key of a node: f = g + weight * h (float32), or h alone when greedy."""
-        return h if self.greedy else f32(g + f32(self.weight * h))
+        """The open-list key of a node: f = g + weight * h, or h alone when greedy."""
+        return h if self.greedy else g + self.weight * h
 
     def plan(
         self,
@@ -89,74 +131,95 @@ class ReferencePlanner:
         *,
         goal_table: GoalTables | None = None,
         agents: Any = None,
+        count: Any = None,
         out: PlanBatch | None = None,
+        max_escalated_nodes: int | None = None,
     ) -> PlanBatch:
+        """Plan agent by agent; escalation and deferral follow `goap.planners.base` exactly."""
         goal_table = goal_table or self.tables.goals
         states, goals, costs, enabled, agents = check_inputs(
-            self.tables, goal_table, _host(states), _host(goals), _host(costs), _host(enabled), _host(agents)
+            self.tables, goal_table, host_view(states), host_view(goals), host_view(costs), host_view(enabled),
+            host_view(agents),
         )
         n = states.shape[0]
-        out = out if out is not None else PlanBatch.empty(n, self.max_plan_length)
-        rows = range(n) if agents is None else agents
+        batch = out if out is not None else PlanBatch.empty(n, self.max_plan_length)
+        host = batch.numpy()
+        rows = list(range(n)) if agents is None else [int(a) for a in agents]
+        if count is not None:
+            rows = rows[: int(host_view(count)[0])]
         values = self.tables.unpack_states(states)
         default_costs = [float(c) for c in self.tables.cost]
+        results: dict[int, tuple] = {}
+        level = {i: min(max(int(host.level[i]), 0), self.n_levels) for i in rows}
         for i in rows:
             agent_costs = default_costs if costs is None else [float(c) for c in costs[i]]
             agent_enabled = [True] * len(agent_costs) if enabled is None else [bool(e) for e in enabled[i]]
-            status, cost, plan, expanded, length = self.search(
-                tuple(int(v) for v in values[i]), goal_table.goals[goals[i]], agent_costs, agent_enabled
-            )
-            out.status[i] = status
-            out.cost[i] = cost
-            out.length[i] = length
-            out.expanded[i] = expanded
-            out.actions[i, :] = -1
-            out.actions[i, : len(plan)] = plan
-        return out
+            start = tuple(int(v) for v in values[i])
+            results[i] = self.search(start, goal_table.goals[goals[i]], agent_costs, agent_enabled, self.pools)
+
+        # Replay the waves: level by level, agents in order, escalated searches within the call's budget.
+        budget = math.inf if max_escalated_nodes is None else int(max_escalated_nodes)
+        escalated = 0
+        last_expanded: dict[int, int] = {}
+        final: dict[int, tuple] = {}
+        for lv in range(self.n_levels):
+            for i in rows:
+                if i in final or level[i] != lv:
+                    continue
+                if lv > 0:
+                    if escalated > 0 and budget < self.pools[lv]:
+                        final[i] = (Status.BUDGET, math.nan, [], last_expanded.get(i, 0), 0)  # deferred
+                        continue
+                    budget -= self.pools[lv]
+                    escalated += 1
+                status, cost, plan, expanded, length, stored, overflow = results[i]
+                if math.isinf(stored):  # relaxed-unreachable, found when the first pool filled up
+                    final[i] = (Status.NO_PLAN, math.nan, [], overflow[0] if lv == 0 else 0, 0)
+                elif stored <= self.pools[lv]:
+                    final[i] = (status, cost, plan, expanded, length)
+                else:
+                    level[i] = lv + 1  # the next pool; past the last one: every pool was tried
+                    last_expanded[i] = overflow[lv]
+                    if lv == self.n_levels - 1:
+                        final[i] = (Status.BUDGET, math.nan, [], overflow[lv], 0)
+        for i in rows:
+            status, cost, plan, expanded, length = final.get(i, (Status.BUDGET, math.nan, [], 0, 0))
+            host.status[i] = status
+            host.cost[i] = cost
+            host.length[i] = length
+            host.expanded[i] = expanded
+            host.level[i] = level[i]
+            host.actions[i, :] = -1
+            host.actions[i, : len(plan)] = plan
+        _write_back(batch, host)
+        return batch
 
     def search(
-        self, start: State, goal: Goal, costs: list[float], enabled: list[bool]
-    ) -> tuple[Status, float, list[int], int, int]:
-        """One A* search; returns (status, cost, plan, expanded, length)."""
+        self, start: State, goal: Goal, costs: list[float], enabled: list[bool], pools: list[int] | None = None
+    ) -> tuple[Status, float, list[int], int, int, int, list[int]]:
+        """One A* search with the largest pool of ``pools``.
+
+        Returns (status, cost, plan, expanded, length, stored, overflow): ``stored`` is the most states the
+        search stored, ``overflow[k]`` the expansions made when it first needed more than ``pools[k]`` states (a
+        search with that pool ends there with BUDGET; the search is deterministic, so a larger pool replays the
+        smaller one's search up to that point).
+        """
+        pools = pools or self.pools
         domain = self.domain
+        overflow = [0] * len(pools)
         if domain.satisfies(start, goal.want):
-            return Status.SATISFIED, 0.0, [], 0, 0
+            return Status.SATISFIED, 0.0, [], 0, 0, 1, overflow
 
         usable = [a for a in range(len(domain.actions)) if enabled[a]]
         c_min = min((costs[a] for a in usable), default=math.inf)
         achievers = [[a for a in usable if achieves(domain.actions[a], c)] for c in goal.want]
         per_action = [sum(achieves(act, c) for c in goal.want) for act in domain.actions]
         most_fixed = max(per_action, default=0)
-
-        def cheapest_achiever(c) -> float:
-            return min((costs[b] for b in usable if achieves(domain.actions[b], c)), default=math.inf)
-
-        # For every precondition of every achiever of a goal condition: its cheapest usable achiever.
-        pre_cost = {a: [cheapest_achiever(p) for p in domain.actions[a].pre] for row in achievers for a in row}
-
-        def holds(c, state: State) -> bool:
-            return c.holds(state[domain.fact_index(c.fact)])
-
-        def through(a: int, state: State) -> float:
-            """The cost of achiever a plus the dearest of its preconditions not yet true."""
-            if self.heuristic == "h1":
-                return costs[a]
-            pending = [pre_cost[a][i] for i, p in enumerate(domain.actions[a].pre) if not holds(p, state)]
-            return f32(costs[a] + max(pending, default=0.0))
-
-        def heuristic(state: State) -> float:
-            unsat = [j for j, c in enumerate(goal.want) if not holds(c, state)]
-            if not unsat:
-                return 0.0
-            h_two = max(min((through(a, state) for a in achievers[j]), default=math.inf) for j in unsat)
-            if math.isinf(h_two):
-                return math.inf
-            steps = -(-len(unsat) // most_fixed)
-            return max(h_two, f32(steps * c_min))
+        heuristic = self._heuristic(goal, costs, enabled, achievers, usable, c_min, most_fixed)
 
         h0 = heuristic(start)
-        if math.isinf(h0) or not self.relaxed_reachable(start, goal, usable):
-            return Status.NO_PLAN, math.nan, [], 0, 0
+        if math.isinf(h0):
+            return Status.NO_PLAN, math.nan, [], 0, 0, 1, overflow
 
         # Node arrays, indexed by node id (the order states were first stored).
         state_of: list[State] = [start]
@@ -168,6 +231,8 @@ class ReferencePlanner:
         index: dict[State, int] = {start: 0}
         open_list: list[tuple[float, float, int]] = [(self.order(0.0, h0), h0, 0)]
         expanded = 0
+        pool = pools[-1]
+        next_pool = 0  # the smallest pool not yet overflowed
 
         while open_list:
             _, _, node = heapq.heappop(open_list)
@@ -175,7 +240,7 @@ class ReferencePlanner:
                 continue  # a stale entry: the node was reached again more cheaply and already expanded
             state = state_of[node]
             if domain.satisfies(state, goal.want):
-                return self._finish(node, g_of, parent, via, expanded)
+                return (*self._finish(node, g_of, parent, via, expanded), len(state_of), overflow)
             closed[node] = True
             expanded += 1
             for a in usable:
@@ -183,14 +248,20 @@ class ReferencePlanner:
                 if not domain.is_applicable(state, action):
                     continue
                 child = domain.apply(state, action)
-                g = f32(g_of[node] + costs[a])
+                g = g_of[node] + costs[a]
                 known = index.get(child)
                 if known is None:
                     h = heuristic(child)
                     if math.isinf(h):
                         continue
-                    if len(state_of) >= self.max_nodes:
-                        return Status.BUDGET, math.nan, [], expanded, 0
+                    while next_pool < len(pools) and len(state_of) >= pools[next_pool]:
+                        overflow[next_pool] = expanded
+                        next_pool += 1
+                        if next_pool == 1 and not self.relaxed_reachable(start, goal, usable):
+                            # Every larger pool would search in vain: NO_PLAN from the first pool on.
+                            return Status.NO_PLAN, math.nan, [], expanded, 0, math.inf, overflow
+                    if len(state_of) >= pool:
+                        return Status.BUDGET, math.nan, [], expanded, 0, pool + 1, overflow
                     known = len(state_of)
                     index[child] = known
                     state_of.append(child)
@@ -203,10 +274,66 @@ class ReferencePlanner:
                     continue
                 else:
                     g_of[known], parent[known], via[known] = g, node, a
-                if len(open_list) >= self.max_nodes:
-                    return Status.BUDGET, math.nan, [], expanded, 0
                 heapq.heappush(open_list, (self.order(g, h_of[known]), h_of[known], known))
-        return Status.NO_PLAN, math.nan, [], expanded, 0
+        return Status.NO_PLAN, math.nan, [], expanded, 0, len(state_of), overflow
+
+    def _heuristic(self, goal, costs, enabled, achievers, usable, c_min, most_fixed):
+        """h(state) for one search: the chosen heuristic's goal term, maxed with the step-count bound."""
+        domain = self.domain
+        conditions, pre_ids = self._conditions, self._pre_ids
+        cond_achievers = [[b for b in row if enabled[b]] for row in self._cond_achievers]
+        fact_of = [domain.fact_index(c.fact) for c in conditions]
+        goal_facts = [domain.fact_index(c.fact) for c in goal.want]
+
+        def cheapest(c: Condition) -> float:
+            return min((costs[b] for b in usable if achieves(domain.actions[b], c)), default=math.inf)
+
+        pre_cost = {a: [cheapest(p) for p in domain.actions[a].pre] for row in achievers for a in row}
+
+        def through_hmax(state: State) -> list[float]:
+            """Per action: max over its preconditions of h_max(p), at the fixpoint."""
+            hc = [0.0 if c.holds(state[f]) else math.inf for c, f in zip(conditions, fact_of, strict=True)]
+            hp = [0.0] * len(pre_ids)
+            for _round in range(len(conditions) + 1):
+                hp = [max((hc[c] for c in row), default=0.0) for row in pre_ids]
+                changed = False
+                for c, row in enumerate(cond_achievers):
+                    if hc[c] == 0.0:
+                        continue
+                    best = min((costs[b] + hp[b] for b in row), default=math.inf)
+                    if best < hc[c]:
+                        hc[c] = best
+                        changed = True
+                if not changed:
+                    break
+            return hp
+
+        def heuristic(state: State) -> float:
+            unsat = [j for j, c in enumerate(goal.want) if not c.holds(state[goal_facts[j]])]
+            if not unsat:
+                return 0.0
+            if self.heuristic == "hmax":
+                hp = through_hmax(state)
+                term = max(min((costs[a] + hp[a] for a in achievers[j]), default=math.inf) for j in unsat)
+            elif self.heuristic == "hmax2":
+
+                def through(a: int) -> float:
+                    pending = [
+                        pre_cost[a][i]
+                        for i, p in enumerate(domain.actions[a].pre)
+                        if not p.holds(state[domain.fact_index(p.fact)])
+                    ]
+                    return costs[a] + max(pending, default=0.0)
+
+                term = max(min((through(a) for a in achievers[j]), default=math.inf) for j in unsat)
+            else:
+                term = max(min((costs[a] for a in achievers[j]), default=math.inf) for j in unsat)
+            if math.isinf(term):
+                return math.inf
+            steps = -(-len(unsat) // most_fixed)
+            return max(term, steps * c_min)
+
+        return heuristic
 
     def relaxed_reachable(self, start: State, goal: Goal, usable: list[int]) -> bool:
         """Whether the goal can hold when actions only ever add values (delete relaxation), from ``start``.
@@ -214,18 +341,20 @@ class ReferencePlanner:
         Each fact keeps the set of values reached so far; an action applies when each of its conditions holds
         for some reached value, and adds what its effects give from every reached value. If even that never
         satisfies the goal, no plan exists and the search is skipped. Facts with more than
-        ``RELAXED_MAX_VALUES`` values are taken to reach every value (which only makes the check weaker).
+        ``RELAXED_MAX_VALUES`` values are not tracked: every value counts as reached (a weaker check, and no
+        set as large as the fact's range is ever built, so a 0..2**62 counter costs nothing).
         """
         domain = self.domain
-        reached = []
+        reached: list[set[int] | None] = []
         for fact, value in zip(domain.facts, start, strict=True):
-            free = fact.max - fact.min + 1 > RELAXED_MAX_VALUES
-            reached.append(set(range(fact.min, fact.max + 1)) if free else {value})
+            reached.append(None if fact.max - fact.min + 1 > RELAXED_MAX_VALUES else {value})
 
         def can_hold(c) -> bool:
-            return any(c.holds(v) for v in reached[domain.fact_index(c.fact)])
+            values = reached[domain.fact_index(c.fact)]
+            return values is None or any(c.holds(v) for v in values)
 
-        for _ in range(1 + sum(len(r) for r in reached) + sum(f.max - f.min + 1 for f in domain.facts)):
+        tracked = sum(f.max - f.min + 1 for f, r in zip(domain.facts, reached, strict=True) if r is not None)
+        for _ in range(1 + tracked):
             grew = False
             for a in usable:
                 action = domain.actions[a]
@@ -233,9 +362,12 @@ class ReferencePlanner:
                     continue
                 for e in action.effects:
                     i = domain.fact_index(e.fact)
-                    new = {e.apply(v, domain.facts[i]) for v in reached[i]} - reached[i]
+                    values = reached[i]
+                    if values is None:
+                        continue
+                    new = {e.apply(v, domain.facts[i]) for v in values} - values
                     if new:
-                        reached[i] |= new
+                        values |= new
                         grew = True
             if not grew:
                 break
@@ -250,13 +382,15 @@ class ReferencePlanner:
             node = parent[node]
         plan.reverse()
         if len(plan) > self.max_plan_length:
-            return Status.TOO_LONG, g_of[goal_node], [], expanded, len(plan)
+            return Status.TOO_LONG, g_of[goal_node], plan[: self.max_plan_length], expanded, len(plan)
         return Status.OK, g_of[goal_node], plan, expanded, len(plan)
 
 
-def _host(x: Any) -> Any:
-    """numpy view of a Warp array (the reference runs on the host), anything else unchanged."""
-    if x is None or isinstance(x, np.ndarray):
-        return x
-    numpy = getattr(x, "numpy", None)
-    return numpy() if callable(numpy) else x
+def _write_back(batch: PlanBatch, host: PlanBatch) -> None:
+    """Copy host rows into a batch of device arrays (nothing to do when the batch is on the host)."""
+    for name in ("status", "cost", "length", "actions", "expanded", "level"):
+        target = getattr(batch, name)
+        if not isinstance(target, np.ndarray):
+            view = getattr(host, name)
+            if not (target.device.is_cpu and np.shares_memory(view, target.numpy())):
+                target.assign(view)

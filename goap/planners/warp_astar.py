@@ -1,24 +1,18 @@
 """The batched Warp A* planner (registered as ``warp``): every agent searches in its own thread.
 
-On a GPU the agents of a call go in one launch (or in waves when their scratch would exceed
-``max_scratch_bytes``). On the CPU a Warp launch is a serial loop on one core that releases the GIL, so the agents
-are split into chunks, several per core, launched from a small thread pool; each worker owns a chunk-sized
-scratch, allocated once and reused across calls.
+A call runs in waves. The first wave covers every requested agent with the level-0 pool (``max_nodes`` states):
+on a GPU in one launch (or several when their scratch would pass half of ``max_scratch_bytes``); on the CPU, where
+a Warp launch is a serial loop on one core that releases the GIL, in chunks launched from a small thread pool,
+each worker reusing its own chunk-sized scratch. Agents whose pool filled up are then searched again, level by
+level, with pools ``growth`` times larger and as many agents at once as the other half of ``max_scratch_bytes``
+holds (found, compacted and counted on the device). ``max_escalated_nodes`` bounds that escalated work per call;
+what is left is deferred (BUDGET below the last level; see `goap.planners.base`).
 
-Scratch per agent (bytes), for W words per state, M = ``max_nodes``, H = the hash table size (the power of two
->= 2M), Q = the most conditions of any goal, L = ``max_plan_length``::
-
-    8 W (M + 1)  node states
-    + 17 M       g, h, parent, action, closed
-    + 12 M       open list (f, h, node)
-    + 4 H        hash table
-    + 4 A        this agent's action costs
-    + 4 P        cheapest achiever of each action precondition (P preconditions in all)
-    + 8 F        the relaxed reachability check: the set of reached values of each fact
-    + 4 L + 13   results
-
-At the defaults (M = 1024, L = 32) with W = 1 that is about 46 KB: 100,000 agents in one GPU wave take 4.6 GB;
-on the CPU only the chunks in flight hold scratch.
+Scratch per agent (bytes) for a pool of M states: `goap.encoding.scratch_bytes_per_agent` (about 8 W + 36 bytes
+per state; 45 KB at the default M = 1024 with one-word states). Only the first pool is held per agent of a wave;
+a level-l search holds ``growth**l`` times that, for few agents at a time. ``max_scratch_bytes`` is a hard cap on
+all scratch the planner holds: a first pool that does not fit in half of it is refused when the planner is made,
+and levels whose single search would not fit in the other half are dropped (``n_levels`` says how many remain).
 """
 
 from __future__ import annotations
@@ -32,46 +26,46 @@ from typing import Any
 import numpy as np
 
 from goap.domain import Domain
-from goap.encoding import CondList, DomainTables, GoalTables, encode
+from goap.encoding import DomainTables, GoalTables, encode, hash_size, scratch_bytes_per_agent
 from goap.kernels import init_warp
 from goap.planners.base import (
+    DEFAULT_GROWTH,
+    DEFAULT_HEURISTIC,
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
+    DEFAULT_MAX_SCRATCH_BYTES,
+    DEFAULT_NODE_CEILING,
     PlanBatch,
     check_inputs,
     check_options,
+    condition_tables,
+    pool_levels,
 )
 
+__all__ = ["WarpAStarPlanner", "WarpGreedyPlanner", "WarpWeightedAStarPlanner", "scratch_bytes_per_agent"]
 
-def hash_size(max_nodes: int) -> int:
-    return 1 << max(1, (2 * max_nodes - 1).bit_length())
-
-
-def scratch_bytes_per_agent(
-    n_words: int, max_nodes: int, n_actions: int, n_pre: int, max_plan_length: int, n_facts: int = 1
-) -> int:
-    """The formula in the module docstring: device memory one agent's search needs."""
-    m = max_nodes
-    per_node = 8 * n_words * (m + 1) + 17 * m + 12 * m + 4 * hash_size(m)
-    per_agent = 4 * max(1, n_actions) + 4 * max(1, n_pre) + 8 * max(1, n_facts)
-    return per_node + per_agent + 4 * max_plan_length + 13
+_RESULT_FIELDS = (("status", "int8"), ("cost", "float64"), ("length", "int32"), ("actions", "int32"),
+                  ("expanded", "int32"), ("level", "int8"))
 
 
 class WarpAStarPlanner:
-    """A* for N agents at once on a Warp device; same results as `ReferencePlanner`, node for node.
+    """A* for N agents at once on a Warp device; the same results as `ReferencePlanner`, node for node.
 
     Args:
         domain: the domain (or its tables).
-        max_nodes: states one search may store (and open-list entries it may hold); BUDGET beyond that.
-        max_plan_length: the longest plan returned; a longer optimal plan gives TOO_LONG.
+        max_nodes: the first node pool (level 0): states one search may store before it escalates.
+        max_plan_length: the longest plan returned whole; a longer optimal plan gives TOO_LONG and its first steps.
         device: a Warp device ("cpu", "cuda:0"); the default device when None.
         threads: CPU worker threads (default: the number of cores).
         chunk_size: agents per CPU launch (default: enough chunks for 4 per thread, 16..512 agents each).
-        max_scratch_bytes: the scratch one GPU wave, or all CPU threads together, may use (default 4 GiB).
+        max_scratch_bytes: hard cap on the search scratch held at once, all threads and levels together (4 GiB).
         weight: order the open list by g + weight * h: plans cost at most weight x optimal, found faster.
         greedy: order the open list by h alone (greedy best-first): fastest, no bound on the cost.
-        heuristic: "h2" (default: h_max cut off after two levels) or "h1" (the cheapest achiever of each unmet
-            goal condition only): see `goap.planners.reference`.
+        heuristic: "hmax" (default), "hmax2" or "hmax1": see `goap.planners.reference`.
+        growth: pool growth per escalation level (1: no escalation).
+        node_ceiling: the largest pool (default 2**25 states, at least ``max_nodes``).
+        max_escalated_nodes: default per-call bound on escalated work (pool states summed over the escalated
+            searches run); None: escalate until every search ends. `plan` takes it per call too.
     """
 
     name = "warp"
@@ -84,22 +78,29 @@ class WarpAStarPlanner:
         device: str | None = None,
         threads: int | None = None,
         chunk_size: int | None = None,
-        max_scratch_bytes: int = 4 << 30,
+        max_scratch_bytes: int = DEFAULT_MAX_SCRATCH_BYTES,
         weight: float = 1.0,
         greedy: bool = False,
-        heuristic: str = "h2",
+        heuristic: str = DEFAULT_HEURISTIC,
+        growth: int = DEFAULT_GROWTH,
+        node_ceiling: int | None = None,
+        max_escalated_nodes: int | None = None,
     ):
-        check_options(max_nodes, max_plan_length, weight, heuristic)
+        check_options(max_nodes, max_plan_length, weight, heuristic, growth, node_ceiling)
+        wp = init_warp()
+        from goap.kernels import astar
+        from goap.kernels.semantics import DomainTables as DomainStruct
+        from goap.kernels.semantics import to_device
+
+        self._k = astar
         self.heuristic = heuristic
         self.weight = float(weight)
         self.greedy = bool(greedy)
-        wp = init_warp()
-        from goap.kernels.astar import astar_kernel
-
         self.tables = domain if isinstance(domain, DomainTables) else encode(domain)
         self.domain = self.tables.domain
         self.max_nodes = int(max_nodes)
         self.max_plan_length = int(max_plan_length)
+        self.max_escalated_nodes = max_escalated_nodes
         try:
             self.device = wp.get_device(device)
         except (ValueError, RuntimeError) as e:
@@ -107,31 +108,75 @@ class WarpAStarPlanner:
         self.threads = max(1, int(threads or os.cpu_count() or 1)) if self.device.is_cpu else 1
         self.chunk_size = chunk_size
         self.max_scratch_bytes = int(max_scratch_bytes)
-        self.kernel = astar_kernel(self.tables.n_words)
         self._wp = wp
-        self._acts = self._action_arrays()
-        self._rx = self._relax_arrays()
-        self._goal_arrays: dict[int, tuple[GoalTables, Any]] = {}
-        self._scratch: queue.SimpleQueue = queue.SimpleQueue()
+        self._conds = condition_tables(self.tables)
+
+        # Levels: the first pool must fit in half the cap (for one agent), each escalated pool in the other half.
+        ceiling = max(self.max_nodes, DEFAULT_NODE_CEILING) if node_ceiling is None else int(node_ceiling)
+        half = self.max_scratch_bytes // 2
+        first = self.bytes_per_agent(self.max_nodes)
+        if first > half:
+            raise ValueError(
+                f"max_nodes={self.max_nodes:,} needs {first:,} bytes of scratch for one search, more than half of "
+                f"max_scratch_bytes={self.max_scratch_bytes:,} (the first pool's share); lower max_nodes or raise "
+                f"max_scratch_bytes"
+            )
+        self.pools = [p for p in pool_levels(self.max_nodes, int(growth), ceiling)
+                      if p == self.max_nodes or self.bytes_per_agent(p) <= self.max_scratch_bytes - half]
+
+        self.kernel = astar.astar_kernel(self.tables.n_words)
+        self._dt = to_device(self.tables, DomainStruct, self.device)
+        self._ct = to_device(self._conds, astar.ConditionTables, self.device)
+        self._goal_structs: dict[int, tuple[GoalTables, Any]] = {}
+        self._scratch: queue.SimpleQueue = queue.SimpleQueue()  # level-0 sets, one per worker
         self._scratch_rows = 0
+        self._escalated: dict[int, tuple[int, Any]] = {}  # level -> (rows, scratch)
         self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="goap-astar") if self.threads > 1 else None
-        self._dummy_costs = wp.zeros((1, 1), dtype=wp.float32, device=self.device)
-        self._dummy_enabled = wp.zeros((1, 1), dtype=wp.uint8, device=self.device)
-        self._dummy_ids = wp.zeros(1, dtype=wp.int32, device=self.device)
+        dev = self.device
+        self._dummy_costs = wp.zeros((1, 1), dtype=wp.float32, device=dev)
+        self._dummy_enabled = wp.zeros((1, 1), dtype=wp.bool, device=dev)
+        self._dummy_ids = wp.zeros(1, dtype=wp.int32, device=dev)
+        self._count = wp.zeros(1, dtype=wp.int32, device=dev)
+        self._pending = wp.zeros(1, dtype=wp.int32, device=dev)
+        self._granted = wp.zeros(1, dtype=wp.int32, device=dev)
+        self._budget = wp.zeros(2, dtype=wp.int64, device=dev)
+        self._count_view = self._count.numpy() if dev.is_cpu else None
+        self._pending_view = self._pending.numpy() if dev.is_cpu else None
+        self._wrapped: dict[tuple, tuple[np.ndarray, Any]] = {}  # zero-copy wrappers of host arrays (CPU)
+        self._results_cache: tuple[tuple, Any, Any] | None = None
+        self._launches: dict[tuple, tuple] = {}
+        self._query_version = 0
+        self._serial = 0  # bumped whenever a results or goal struct is built
+        self._compact: tuple[int, Any, Any, Any] | None = None  # (capacity, flags, offsets, rows)
+        self._query = astar.Query()
+        self._level_query = astar.Query()
+        self._searches = [self._search_struct(lv) for lv in range(self.n_levels)]
 
     # --- public ---------------------------------------------------------------------------------------------
-    def bytes_per_agent(self) -> int:
-        return self.tables.bytes_per_agent(self.max_nodes, self.max_plan_length)
+    @property
+    def n_levels(self) -> int:
+        """Pool levels a search may climb through (level ``n_levels - 1`` has the largest pool)."""
+        return len(self.pools)
+
+    def bytes_per_agent(self, pool: int | None = None) -> int:
+        """Scratch one search holds with ``pool`` states (default: the first pool, ``max_nodes``)."""
+        t = self.tables
+        return scratch_bytes_per_agent(
+            t.n_words, self.max_nodes if pool is None else pool, t.n_actions, t.relaxed.n_pre, self.max_plan_length,
+            len(self.domain.facts), self._conds.n_conditions,
+        )
 
     @property
     def scratch_bytes(self) -> int:
-        """Device memory held by search scratch now (all workers): it grows with use and is then reused."""
+        """Device memory held by search scratch now (all workers and levels); never above ``max_scratch_bytes``."""
         sets = self.threads if self.device.is_cpu else 1
-        return self._scratch_rows * sets * self.bytes_per_agent() if self._scratch_rows else 0
+        held = self._scratch_rows * sets * self.bytes_per_agent() if self._scratch_rows else 0
+        return held + sum(rows * self.bytes_per_agent(self.pools[lv]) for lv, (rows, _) in self._escalated.items())
 
     def load(self) -> None:
-        """Compile or load the kernel module now rather than on the first call."""
+        """Compile or load the kernel modules now rather than on the first call."""
         self._wp.load_module(self.kernel.module, device=self.device)
+        self._wp.load_module(self._k.select_level.module, device=self.device)
 
     def plan(
         self,
@@ -142,11 +187,15 @@ class WarpAStarPlanner:
         *,
         goal_table: GoalTables | None = None,
         agents: Any = None,
+        count: Any = None,
         out: PlanBatch | None = None,
+        max_escalated_nodes: int | None = None,
     ) -> PlanBatch:
-        """Plan for every agent (or those in ``agents``); see `goap.planners.base` for the contract.
+        """Plan for every agent (or those in ``agents``, or ``agents[:count[0]]``); see `goap.planners.base`.
 
-        Inputs may be numpy arrays (zero-copy on the CPU) or Warp arrays on this planner's device.
+        Inputs may be numpy arrays (zero-copy on the CPU) or Warp arrays on this planner's device; with Warp
+        arrays and a batch from `PlanBatch.on_device`, rows are written in place and nothing is copied to the host
+        (``count`` may then be a device array, so a device-side request queue needs no readback).
         """
         wp = self._wp
         goal_table = goal_table or self.tables.goals
@@ -158,77 +207,98 @@ class WarpAStarPlanner:
             )
         n = states.shape[0]
         out = out if out is not None else PlanBatch.empty(n, self.max_plan_length)
-        if out.actions.shape != (n, self.max_plan_length):
-            raise ValueError(f"out.actions must have shape [{n}, {self.max_plan_length}]")
-        rows = n if agents is None else len(agents)
-        if rows == 0:
+        if tuple(out.actions.shape) != (n, self.max_plan_length):
+            raise ValueError(f"out.actions must have shape [{n}, {self.max_plan_length}], got {out.actions.shape}")
+        capacity = n if agents is None else int(agents.shape[0])
+        if capacity == 0:
             return out
+        bound = self.max_escalated_nodes if max_escalated_nodes is None else max_escalated_nodes
 
-        dev = self.device
-        d_states = self._to_device(states, wp.uint64)
-        d_goals = self._to_device(goals, wp.int32)
-        d_costs = self._dummy_costs if costs is None else self._to_device(costs, wp.float32)
-        d_enabled = self._dummy_enabled if enabled is None else self._to_device(_as_u8(enabled), wp.uint8)
-        d_ids = self._dummy_ids if agents is None else self._to_device(agents, wp.int32)
+        dev, k = self.device, self._k
+        q = self._query
+        changed = _assign(q, "states", self._to_device(states, wp.uint64))
+        changed |= _assign(q, "goals", self._to_device(goals, wp.int32))
+        changed |= _assign(q, "costs", self._dummy_costs if costs is None else self._to_device(costs, wp.float32))
+        changed |= _assign(q, "has_costs", int(costs is not None))
+        changed |= _assign(q, "enabled", self._dummy_enabled if enabled is None else self._to_device(enabled, wp.bool))
+        changed |= _assign(q, "has_enabled", int(enabled is not None))
+        changed |= _assign(q, "ids", self._dummy_ids if agents is None else self._to_device(agents, wp.int32))
+        changed |= _assign(q, "use_ids", int(agents is not None))
+        if count is None:
+            self._set(self._count, capacity)
+            changed |= _assign(q, "count", self._count)
+        else:
+            changed |= _assign(q, "count", self._to_device(count, wp.int32))
+        if changed:
+            self._query_version += 1
         gt = self._goal_struct(goal_table)
         results, copy_back = self._results(out)
+        self._set(self._pending, 0)
 
-        max_pops = min(2**31 - 1, 1 + self.max_nodes * max(1, self.tables.n_actions))
-        common = dict(
-            costs=d_costs,
-            has_costs=int(costs is not None),
-            enabled=d_enabled,
-            has_enabled=int(enabled is not None),
-            agent_ids=d_ids,
-            use_ids=int(agents is not None),
-        )
+        version = (self._query_version, self._serial)  # any struct rebuilt since a launch was recorded: re-record
 
-        def launch(first: int, count: int, sc: Any) -> None:
-            wp.launch(
-                self.kernel,
-                dim=count,
-                inputs=[
-                    d_states, d_goals, common["costs"], common["has_costs"], common["enabled"],
-                    common["has_enabled"], common["agent_ids"], common["use_ids"], first, self._acts, gt, self._rx,
-                    self.max_nodes, hash_size(self.max_nodes) - 1, max_pops, self.weight, int(self.greedy),
-                    int(self.heuristic == "h2"), sc, results,
-                ],
-                device=dev,
-            )
-
-        if dev.is_cpu:
-            chunk = self.chunk_size or int(np.clip(math.ceil(rows / (4 * self.threads)), 16, 512))
-            # Never more scratch than the searches need: a few agents, or a budget so large (a PDDL task) that
-            # max_scratch_bytes across all threads holds only a few agents at a time.
-            fits = max(1, self.max_scratch_bytes // (self.threads * self.bytes_per_agent()))
-            chunk = max(1, min(chunk, rows, fits))
-            self._ensure_scratch(chunk, self.threads)
-            spans = [(s, min(chunk, rows - s)) for s in range(0, rows, chunk)]
-
-            def run(span: tuple[int, int]) -> None:
-                sc = self._scratch.get()
-                try:
-                    launch(span[0], span[1], sc)
-                finally:
-                    self._scratch.put(sc)
-
-            if self._pool is None or len(spans) == 1:
-                for span in spans:
-                    run(span)
+        def launch(qs: Any, first: int, rows: int, lv: int, sc: Any, scratch_first: int) -> None:
+            # A recorded launch per (query struct, level, scratch set), replayed with new offsets and sizes: packing
+            # every argument anew costs more than a small search.
+            key = (id(qs), lv, id(sc))
+            held = self._launches.get(key)
+            if held is None or held[0] != version or held[1] is not sc:
+                cmd = wp.launch(self.kernel, dim=rows, device=dev, record_cmd=True,
+                                inputs=[qs, first, scratch_first, self._dt, gt, self._ct, self._searches[lv], sc,
+                                        results, self._pending])
+                if len(self._launches) > 256:
+                    self._launches.clear()
+                self._launches[key] = (version, sc, cmd, [rows, first, scratch_first])
             else:
-                for f in [self._pool.submit(run, span) for span in spans]:
-                    f.result()
-        else:
-            per_agent = self.bytes_per_agent()
-            wave = max(1, min(rows, self.max_scratch_bytes // per_agent))
-            self._ensure_scratch(wave, 1)
-            sc = self._scratch.get()
-            try:
-                for first in range(0, rows, wave):
-                    launch(first, min(wave, rows - first), sc)
-            finally:
-                self._scratch.put(sc)
-            copy_back()
+                _, _, cmd, last = held
+                if last[0] != rows:
+                    cmd.set_dim(rows)
+                    last[0] = rows
+                if last[1] != first:
+                    cmd.set_param_at_index(1, first)
+                    last[1] = first
+                if last[2] != scratch_first:
+                    cmd.set_param_at_index(2, scratch_first)
+                    last[2] = scratch_first
+            cmd.launch()
+
+        # Wave 0: every requested row, first pool.
+        self._waves(lambda first, rows, sc, sf: launch(q, first, rows, 0, sc, sf), capacity)
+
+        # Escalated waves: rows whose pool filled up (or that arrived at a higher level), level by level.
+        if self.n_levels > 1 and (not dev.is_cpu or int(self._pending_view[0]) > 0):
+            self._set_budget(bound)
+            flags, offsets, rows_at = self._compaction(capacity)
+            lq = self._level_query
+            lq.states, lq.goals, lq.costs, lq.has_costs = q.states, q.goals, q.costs, q.has_costs
+            lq.enabled, lq.has_enabled = q.enabled, q.has_enabled
+            lq.ids, lq.use_ids, lq.count = rows_at, 1, self._granted
+            self._query_version += 1  # the level query changed with it
+            for lv in range(1, self.n_levels):
+                pool = self.pools[lv]
+                per = self.bytes_per_agent(pool)
+                slots = max(1, min(capacity, (self.max_scratch_bytes - self.max_scratch_bytes // 2) // per))
+                if bound is not None:
+                    slots = min(slots, max(1, int(bound) // pool))
+                wp.launch(k.select_level, dim=capacity, inputs=[q, results, lv, flags], device=dev)
+                wp.utils.array_scan(flags, offsets, inclusive=False)
+                wp.launch(k.compact_level, dim=capacity, inputs=[q, flags, offsets, rows_at], device=dev)
+                wp.launch(k.grant_level, dim=1, device=dev,
+                          inputs=[flags, offsets, capacity, pool, slots if bound is not None else capacity,
+                                  int(bound is not None), self._budget, self._granted])
+                if bound is not None:
+                    sc = self._escalated_scratch(lv, slots)
+                    self._spread(lambda first, rows, sf, lv=lv, sc=sc: launch(lq, first, rows, lv, sc, sf), slots)
+                else:
+                    waiting = int(self._granted.numpy()[0])
+                    if waiting == 0:
+                        continue
+                    sc = self._escalated_scratch(lv, min(slots, waiting))
+                    for start in range(0, waiting, slots):
+                        span = min(slots, waiting - start)
+                        self._spread(lambda first, rows, sf, lv=lv, sc=sc, s0=start: launch(
+                            lq, s0 + first, rows, lv, sc, sf), span)
+        copy_back()
         return out
 
     def close(self) -> None:
@@ -237,155 +307,223 @@ class WarpAStarPlanner:
             self._pool = None
 
     # --- internals -----------------------------------------------------------------------------------------
+    def _waves(self, run_span: Any, rows: int) -> None:
+        """Wave 0: CPU chunks over worker threads (each with its own scratch), or GPU waves within the cap."""
+        half = self.max_scratch_bytes // 2
+        per = self.bytes_per_agent()
+        if self.device.is_cpu:
+            chunk = self.chunk_size or min(512, max(16, -(-rows // (4 * self.threads))))
+            workers = max(1, min(self.threads, half // per))
+            chunk = max(1, min(chunk, rows, half // (workers * per)))
+            self._ensure_scratch(chunk, workers)
+            spans = [(s, min(chunk, rows - s)) for s in range(0, rows, chunk)]
+
+            def run(span: tuple[int, int]) -> None:
+                sc = self._scratch.get()
+                try:
+                    run_span(span[0], span[1], sc, 0)
+                finally:
+                    self._scratch.put(sc)
+
+            if self._pool is None or len(spans) == 1 or workers == 1:
+                for span in spans:
+                    run(span)
+            else:
+                for f in [self._pool.submit(run, span) for span in spans]:
+                    f.result()
+        else:
+            wave = max(1, min(rows, half // per))
+            self._ensure_scratch(wave, 1)
+            sc = self._scratch.get()
+            try:
+                for first in range(0, rows, wave):
+                    run_span(first, min(wave, rows - first), sc, 0)
+            finally:
+                self._scratch.put(sc)
+
+    def _spread(self, run_span: Any, rows: int) -> None:
+        """An escalated wave of ``rows`` threads over one shared scratch set: split across CPU workers."""
+        if self._pool is None or rows < 2:
+            run_span(0, rows, 0)
+            return
+        parts = min(self.threads, rows)
+        step = math.ceil(rows / parts)
+        futures = [self._pool.submit(run_span, s, min(step, rows - s), s) for s in range(0, rows, step)]
+        for f in futures:
+            f.result()
+
+    def _set(self, arr: Any, value: int) -> None:
+        if self.device.is_cpu:
+            (self._count_view if arr is self._count else self._pending_view)[0] = value
+        else:
+            arr.fill_(value)
+
+    def _set_budget(self, bound: int | None) -> None:
+        values = np.array([0 if bound is None else int(bound), 0], dtype=np.int64)
+        if self.device.is_cpu:
+            self._budget.numpy()[...] = values
+        else:
+            self._budget.assign(values)
+
+    def _compaction(self, capacity: int) -> tuple[Any, Any, Any]:
+        if self._compact is None or self._compact[0] < capacity:
+            wp, dev = self._wp, self.device
+            self._compact = (capacity, wp.zeros(capacity, dtype=wp.int32, device=dev),
+                             wp.zeros(capacity, dtype=wp.int32, device=dev),
+                             wp.zeros(capacity, dtype=wp.int32, device=dev))
+        _, flags, offsets, rows = self._compact
+        if flags.shape[0] != capacity:
+            return flags[:capacity], offsets[:capacity], rows
+        return flags, offsets, rows
+
+    def _search_struct(self, lv: int) -> Any:
+        s = self._k.Search()
+        s.level = lv
+        s.last_level = self.n_levels - 1
+        s.entry = int(lv == 0)
+        s.pool = self.pools[lv]
+        s.hash_mask = hash_size(self.pools[lv]) - 1
+        s.weight = self.weight
+        s.greedy = int(self.greedy)
+        s.heuristic = self._k.HEURISTIC_CODES[self.heuristic]
+        return s
+
     def _to_device(self, x: Any, dtype: Any) -> Any:
         wp = self._wp
         if isinstance(x, wp.array):
             if x.device != self.device:
                 raise ValueError(f"array on {x.device} given to a planner on {self.device}")
             if x.dtype != dtype:
+                if dtype is wp.bool and x.dtype == wp.uint8:
+                    return wp.array(ptr=x.ptr, dtype=wp.bool, shape=x.shape, device=x.device, strides=x.strides)
                 raise ValueError(f"expected a Warp array of {dtype.__name__}, got {x.dtype.__name__}")
             return x
-        return wp.array(np.ascontiguousarray(x), dtype=dtype, device=self.device, copy=not self.device.is_cpu)
+        return self._wrap(np.ascontiguousarray(x), dtype)
+
+    def _wrap(self, x: np.ndarray, dtype: Any) -> Any:
+        """A Warp array over a host array: zero-copy on the CPU, remembered so that a caller passing the same
+        arrays every call (a game loop) pays for no wrapping; a copy on a GPU."""
+        wp = self._wp
+        if not self.device.is_cpu:
+            return wp.array(x, dtype=dtype, device=self.device)
+        key = (x.__array_interface__["data"][0], x.shape, x.dtype.str, dtype)
+        hit = self._wrapped.get(key)
+        if hit is not None:
+            return hit[1]
+        if len(self._wrapped) >= 32:  # a small bound: the entries keep their host arrays alive
+            self._wrapped.clear()
+        arr = wp.array(x, dtype=dtype, device=self.device, copy=False)
+        self._wrapped[key] = (x, arr)  # holding x keeps its memory, so the address cannot be reused meanwhile
+        return arr
 
     def _results(self, out: PlanBatch) -> tuple[Any, Any]:
+        """The Results struct over ``out``'s fields, and what copies device rows back into a host batch."""
+        key = tuple(id(getattr(out, name)) for name, _ in _RESULT_FIELDS)
+        if self._results_cache is not None and self._results_cache[0] == key and self.device.is_cpu:
+            return self._results_cache[1], _nothing
         wp = self._wp
-        r = _results_struct()
-        fields = [("status", wp.int8), ("cost", wp.float32), ("length", wp.int32), ("actions", wp.int32),
-                  ("expanded", wp.int32)]
-        device_arrays = {}
-        for name, dtype in fields:
+        r = self._k.Results()
+        host: list[tuple[np.ndarray, Any]] = []
+        for name, dtype in _RESULT_FIELDS:
             arr = getattr(out, name)
-            d = wp.array(arr, dtype=dtype, device=self.device, copy=not self.device.is_cpu)
-            device_arrays[name] = d
+            wtype = getattr(wp, dtype)
+            if isinstance(arr, wp.array):
+                if arr.device != self.device or arr.dtype != wtype:
+                    raise ValueError(f"out.{name} must be a {dtype} array on {self.device}")
+                d = arr
+            else:
+                if arr.dtype != np.dtype(dtype) or not arr.flags.c_contiguous:
+                    raise ValueError(f"out.{name} must be a contiguous {dtype} array")
+                d = wp.array(arr, dtype=wtype, device=self.device, copy=not self.device.is_cpu)
+                if not self.device.is_cpu:
+                    host.append((arr, d))
             setattr(r, name, d)
 
         def copy_back() -> None:
-            for name, _ in fields:
-                getattr(out, name)[...] = device_arrays[name].numpy()
+            for arr, d in host:
+                arr[...] = d.numpy()
 
+        # Keep the batch's arrays (so their ids stay theirs) with the struct, for the next call with this batch.
+        self._results_cache = (key, r, [getattr(out, name) for name, _ in _RESULT_FIELDS])
+        self._serial += 1
         return r, copy_back
 
-    def _action_arrays(self) -> Any:
-        from goap.kernels.astar import ActionArrays
-
-        t, s = self.tables, ActionArrays()
-        s.pre_mask = self._const(t.pre_mask, "uint64")
-        s.pre_value = self._const(t.pre_value, "uint64")
-        s.pre_start, s.pre_word, s.pre_shift, s.pre_fmask, s.pre_op, s.pre_k = self._cond_arrays(t.pre_ints)
-        s.eff_set = self._const(t.eff_set, "uint64")
-        s.eff_clear = self._const(t.eff_clear, "uint64")
-        st = t.eff_steps
-        s.step_start = self._const(st.start, "int32")
-        s.step_word = self._const(st.word, "int32")
-        s.step_shift = self._const(st.shift, "int32")
-        s.step_fmask = self._const(st.mask, "uint64")
-        s.step_delta = self._const(st.delta, "int64")
-        s.step_hi = self._const(st.hi, "uint64")
-        s.cost = self._const(t.cost, "float32")
-        s.n_actions = t.n_actions
-        return s
-
-    def _relax_arrays(self) -> Any:
-        from goap.kernels.astar import RelaxArrays
-
-        r, L, s = self.tables.relaxed, self.tables.layout, RelaxArrays()
-        s.fact_word = self._const(L.word, "int32")
-        s.fact_shift = self._const(L.shift, "int32")
-        s.fact_mask = self._const(np.array([L.field_mask(f) for f in range(len(L.word))], np.uint64), "uint64")
-        s.n_values = self._const(r.n_values, "int32")
-        s.pre_start = self._const(r.pre_start, "int32")
-        s.pre_fact = self._const(r.pre_fact, "int32")
-        s.pre_op = self._const(r.pre_op, "int32")
-        s.pre_k = self._const(r.pre_k, "uint64")
-        s.pre_sat = self._const(r.pre_sat, "uint64")
-        s.eff_start = self._const(r.eff_start, "int32")
-        s.eff_fact = self._const(r.eff_fact, "int32")
-        s.eff_op = self._const(r.eff_op, "int32")
-        s.eff_value = self._const(r.eff_value, "int64")
-        s.pre_ach_start = self._const(r.pre_ach_start, "int32")
-        s.pre_ach_action = self._const(r.pre_ach_action, "int32")
-        s.n_facts = len(L.word)
-        s.total_values = r.total_values
-        return s
-
     def _goal_struct(self, gt: GoalTables) -> Any:
-        cached = self._goal_arrays.get(id(gt))
+        cached = self._goal_structs.get(id(gt))
         if cached is not None and cached[0] is gt:
             return cached[1]
-        from goap.kernels.astar import GoalArrays
+        from goap.kernels.semantics import GoalTables as GoalStruct
+        from goap.kernels.semantics import to_device
 
-        s = GoalArrays()
-        s.mask = self._const(gt.mask, "uint64")
-        s.value = self._const(gt.value, "uint64")
-        s.int_start, s.int_word, s.int_shift, s.int_fmask, s.int_op, s.int_k = self._cond_arrays(gt.ints)
-        s.atom_start, s.atom_word, s.atom_shift, s.atom_fmask, s.atom_op, s.atom_k = self._cond_arrays(gt.atoms)
-        s.ach_start = self._const(gt.achievers, "int32")
-        s.ach_action = self._const(gt.achiever_action, "int32")
-        s.max_achieved = self._const(gt.max_achieved, "int32")
-        s.atom_fact = self._const(gt.atom_fact, "int32")
-        s.atom_sat = self._const(gt.atom_sat, "uint64")
-        if len(self._goal_arrays) > 64:
-            self._goal_arrays.clear()
-        self._goal_arrays[id(gt)] = (gt, s)
+        s = to_device(gt, GoalStruct, self.device)
+        self._serial += 1
+        if len(self._goal_structs) > 64:
+            self._goal_structs.clear()
+        self._goal_structs[id(gt)] = (gt, s)
         return s
 
-    def _cond_arrays(self, c: CondList) -> tuple[Any, ...]:
-        return (
-            self._const(c.start, "int32"),
-            self._const(c.word, "int32"),
-            self._const(c.shift, "int32"),
-            self._const(c.mask, "uint64"),
-            self._const(c.op, "int32"),
-            self._const(c.k, "uint64"),
-        )
-
-    def _const(self, x: np.ndarray, dtype: str) -> Any:
-        """A read-only table on the device; empty tables get one padding element (never read)."""
-        wp = self._wp
-        x = np.ascontiguousarray(x, dtype=np.dtype(dtype))
-        if x.size == 0:
-            x = np.zeros((1,) * x.ndim if x.ndim > 1 else 1, dtype=x.dtype)
-        return wp.array(x, dtype=getattr(wp, dtype), device=self.device)
+    def _new_scratch(self, rows: int, pool: int) -> Any:
+        wp, dev, W = self._wp, self.device, self.tables.n_words
+        m = pool
+        s = self._k.Scratch()
+        s.node_state = wp.empty((rows * (m + 1), W), dtype=wp.uint64, device=dev)
+        s.node_g = wp.empty((rows, m), dtype=wp.float64, device=dev)
+        s.node_h = wp.empty((rows, m), dtype=wp.float64, device=dev)
+        s.node_parent = wp.empty((rows, m), dtype=wp.int32, device=dev)
+        s.node_pos = wp.empty((rows, m), dtype=wp.int32, device=dev)
+        s.heap = wp.empty((rows, m), dtype=wp.int32, device=dev)
+        s.table = wp.full((rows, hash_size(m)), -1, dtype=wp.int32, device=dev)
+        A = max(1, self.tables.n_actions)
+        s.act_cost = wp.empty((rows, A), dtype=wp.float64, device=dev)
+        s.act_h = wp.empty((rows, A), dtype=wp.float64, device=dev)
+        s.pre_cost = wp.empty((rows, max(1, self.tables.relaxed.n_pre)), dtype=wp.float64, device=dev)
+        s.cond_h = wp.empty((rows, max(1, self._conds.n_conditions)), dtype=wp.float64, device=dev)
+        s.reached = wp.empty((rows, max(1, len(self.domain.facts))), dtype=wp.uint64, device=dev)
+        return s
 
     def _ensure_scratch(self, rows: int, count: int) -> None:
-        """Make sure ``count`` scratch sets of at least ``rows`` threads exist (reallocated only to grow)."""
+        """Make sure ``count`` level-0 scratch sets of at least ``rows`` threads exist (reallocated only to grow)."""
         if rows <= self._scratch_rows:
             return
-        from goap.kernels.astar import Scratch
-
-        wp, dev, m, W = self._wp, self.device, self.max_nodes, self.tables.n_words
         rows = max(rows, self._scratch_rows)
+        self._launches.clear()  # recorded launches hold the old sets: let them go
         while not self._scratch.empty():
             self._scratch.get()
         for _ in range(count):
-            s = Scratch()
-            s.node_state = wp.empty((rows, m + 1, W), dtype=wp.uint64, device=dev)
-            s.node_g = wp.empty((rows, m), dtype=wp.float32, device=dev)
-            s.node_h = wp.empty((rows, m), dtype=wp.float32, device=dev)
-            s.node_parent = wp.empty((rows, m), dtype=wp.int32, device=dev)
-            s.node_action = wp.empty((rows, m), dtype=wp.int32, device=dev)
-            s.node_closed = wp.empty((rows, m), dtype=wp.uint8, device=dev)
-            s.heap_f = wp.empty((rows, m), dtype=wp.float32, device=dev)
-            s.heap_h = wp.empty((rows, m), dtype=wp.float32, device=dev)
-            s.heap_node = wp.empty((rows, m), dtype=wp.int32, device=dev)
-            s.table = wp.full((rows, hash_size(m)), -1, dtype=wp.int32, device=dev)
-            s.act_cost = wp.empty((rows, max(1, self.tables.n_actions)), dtype=wp.float32, device=dev)
-            s.pre_cost = wp.empty((rows, max(1, self.tables.relaxed.n_pre)), dtype=wp.float32, device=dev)
-            s.reached = wp.empty((rows, max(1, len(self.domain.facts))), dtype=wp.uint64, device=dev)
-            self._scratch.put(s)
+            self._scratch.put(self._new_scratch(rows, self.max_nodes))
         self._scratch_rows = rows
 
+    def _escalated_scratch(self, lv: int, rows: int) -> Any:
+        """One scratch set of ``rows`` threads with level ``lv``'s pool; other levels' sets are freed to make room."""
+        held = self._escalated.get(lv)
+        if held is not None and held[0] >= rows:
+            return held[1]
+        room = self.max_scratch_bytes - self.max_scratch_bytes // 2
+        need = rows * self.bytes_per_agent(self.pools[lv])
+        used = sum(r * self.bytes_per_agent(self.pools[o]) for o, (r, _) in self._escalated.items() if o != lv)
+        for other in sorted(self._escalated, key=lambda o: -self.pools[o]):
+            if used + need <= room:
+                break
+            if other != lv:
+                used -= self._escalated[other][0] * self.bytes_per_agent(self.pools[other])
+                del self._escalated[other]
+        self._escalated.pop(lv, None)
+        self._launches.clear()  # recorded launches may hold the sets just freed
+        sc = self._new_scratch(rows, self.pools[lv])
+        self._escalated[lv] = (rows, sc)
+        return sc
 
-def _results_struct() -> Any:
-    from goap.kernels.astar import Results
 
-    return Results()
+def _nothing() -> None:
+    return None
 
 
-def _as_u8(x: Any) -> Any:
-    if isinstance(x, np.ndarray) and x.dtype == np.bool_:
-        return x.view(np.uint8)
-    return x
+def _assign(struct: Any, name: str, value: Any) -> bool:
+    """Set a struct field only when it changes (each assignment rebuilds part of the struct's C image)."""
+    if getattr(struct, name) is not value:
+        setattr(struct, name, value)
+        return True
+    return False
 
 
 def _check_device_inputs(tables: DomainTables, states: Any, goals: Any, costs: Any, enabled: Any, agents: Any) -> None:
