@@ -85,7 +85,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fps", type=positive_int, default=30,
                         help="frame-rate cap in a window (default 30: leaves the CPU to the simulation)")
     parser.add_argument("--sim-thread", action="store_true",
-                        help="headless: tick in the background thread at --ticks-per-second instead of once a frame")
+                        help="headless: tick in the background thread at --ticks-per-second instead of once a frame "
+                             "(frames capped at --fps, as in a window)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     interrupted = False
     try:
         app.loop(frames=frames, record=args.record, record_every=args.record_every,
-                 fps=None if args.headless else args.fps)
+                 fps=args.fps if not args.headless or args.sim_thread else None)  # threaded: capped as in a window
     except KeyboardInterrupt:
         interrupted = True
     finally:
