@@ -112,7 +112,7 @@ def test_dedupe_matches_each_agent_planned_alone(domain_tables, warp_inner):
 def test_near_duplicates_get_their_own_results(domain_tables, warp_inner):
     """A row whose only difference is the first action of its twin's plan switched off, or made dearer, gets the
     different result that planning it alone gives: the key must see that bit and that cost."""
-    states, goals, costs, enabled = near_duplicate_batch(domain_tables, seed=9, n=200, pool=10)
+    states, goals, costs, enabled = near_duplicate_batch(domain_tables, seed=9, n=300, pool=30)
     base = warp_inner.plan(states, goals, costs, enabled)
     ok = np.flatnonzero((base.status == Status.OK) & (base.length > 0))[:10]
     assert len(ok) >= 3
@@ -403,6 +403,15 @@ def test_options_are_checked_and_wrap(domain_tables, warp_inner):
     wrapped = wrap(warp_inner, plan_cache=64)
     assert isinstance(wrapped, DedupingPlanner) and wrapped.cache_capacity == 64
     assert wrapped.max_nodes == warp_inner.max_nodes and wrapped.bytes_per_agent() == warp_inner.bytes_per_agent()
+    with pytest.raises(ValueError, match="cache_capacity"):
+        wrap(warp_inner, plan_cache=1.5)
+    from goap.planners import make_planner
+
+    made = make_planner("warp", domain_tables, device="cpu", dedupe=True, plan_cache=32, **POOLS)
+    assert isinstance(made, DedupingPlanner) and made.cache_capacity == 32
+    assert made.inner.max_nodes == POOLS["max_nodes"]
+    assert isinstance(make_planner("reference", domain_tables, dedupe=True).inner, ReferencePlanner)
+    assert not isinstance(make_planner("warp", domain_tables, device="cpu", dedupe=False), DedupingPlanner)
 
 
 def test_bad_input_refused_before_anything_is_written(domain_tables, warp_inner):

@@ -190,9 +190,14 @@ def same_query(q: Queries, ra: int, rb: int) -> bool:
     for w in range(q.states.shape[1]):
         if q.states[ra, w] != q.states[rb, w]:
             return False
-    for a in range(q.n_actions):
-        if row_cost_bits(q, ra, a) != row_cost_bits(q, rb, a) or row_enabled(q, ra, a) != row_enabled(q, rb, a):
-            return False
+    if q.has_costs != 0:
+        for a in range(q.n_actions):
+            if q.cost_bits[ra, a] != q.cost_bits[rb, a]:
+                return False
+    if q.has_enabled != 0:
+        for a in range(q.n_actions):
+            if (q.enabled[ra, a] != wp.uint8(0)) != (q.enabled[rb, a] != wp.uint8(0)):
+                return False
     return True
 
 

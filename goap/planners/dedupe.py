@@ -259,6 +259,9 @@ class DedupingPlanner:
         if tuple(out.status.shape) != (n,):
             raise ValueError(f"out.status must have shape [{n}], got {tuple(out.status.shape)}")
         rows = n if k_agents is None else int(k_agents.shape[0])
+        if k_count is not None and dev.is_cpu:
+            # On the CPU the count is host memory (reading it is free): plan agents[:count] as a plain list.
+            rows, k_count = int(np.clip(k_count.numpy()[0], 0, rows)), None
         if rows == 0:
             return out
 
@@ -287,16 +290,11 @@ class DedupingPlanner:
         r.n = rows
 
         s = self._ensure_scratch(rows)
-        # On the CPU the count is host memory: sort only the rows asked for. On a GPU, sort all (those past the
-        # count carry the largest key and stay last).
-        n_sort = rows
-        if k_count is not None and dev.is_cpu:
-            n_sort = int(np.clip(k_count.numpy()[0], 0, rows))
         wp.launch(k.advance_epoch, dim=1, inputs=[self._epoch], device=dev)
         self._map(k.hash_queries, rows, [q, r], [wp.uint64(self._hash_mask), s["keys"], s["order"], self._n_reps,
                                                  self.counters])
-        if n_sort > 0:
-            wp.utils.radix_sort_pairs(s["keys"], s["order"], n_sort, 0, self.hash_bits)
+        # Rows past a device count carry the largest key and stay last.
+        wp.utils.radix_sort_pairs(s["keys"], s["order"], rows, 0, self.hash_bits)
         wp.launch(k.mark_hash_runs, dim=rows, inputs=[r, s["keys"], s["run_flag"], s["head"]], device=dev)
         wp.utils.array_scan(s["run_flag"][:rows], s["run_id"][:rows], inclusive=True)
         wp.launch(k.record_run_starts, dim=rows, inputs=[s["run_flag"], s["run_id"], s["run_start"]], device=dev)
@@ -313,14 +311,17 @@ class DedupingPlanner:
         plan_rows, plan_count = s["reps"], self._n_reps
         if self._entries is not None:
             cached = self._cache_fields(fields)
+            # The cache's kernels run over the distinct queries: their number on the CPU (free to read), on a GPU
+            # up to every row, threads past the count returning at once.
+            reps_dim = int(self._n_reps.numpy()[0]) if dev.is_cpu else rows
             wp.launch(
-                k.cache_lookup, dim=rows,
+                k.cache_lookup, dim=max(1, reps_dim),
                 inputs=[q, self._entries, s["reps"], s["rep_key"], self._n_reps, self._epoch, s["hit_slot"],
                         s["miss_flag"], self._n_miss, self.counters], device=dev,
             )
-            wp.utils.array_scan(s["miss_flag"][:rows], s["miss_pos"][:rows], inclusive=False)
+            wp.utils.array_scan(s["miss_flag"][: max(1, reps_dim)], s["miss_pos"][: max(1, reps_dim)], inclusive=False)
             wp.launch(
-                k.compact_misses, dim=rows,
+                k.compact_misses, dim=max(1, reps_dim),
                 inputs=[s["reps"], s["rep_key"], self._n_reps, s["miss_flag"], s["miss_pos"], q, s["misses"],
                         s["miss_key"], s["miss_level"], self._n_miss], device=dev,
             )
@@ -334,15 +335,18 @@ class DedupingPlanner:
 
         if self._entries is not None:
             for name, view in fields.items():
-                wp.launch(k.fetch_cached, dim=rows, inputs=[s["reps"], s["hit_slot"], cached[name], view], device=dev)
+                wp.launch(k.fetch_cached, dim=max(1, reps_dim), inputs=[s["reps"], s["hit_slot"], cached[name], view],
+                          device=dev)
             status = self._device_view(work_out.status, wp.int8, "status")
+            miss_dim = int(self._n_miss.numpy()[0]) if dev.is_cpu else rows
             wp.launch(
-                k.cache_insert, dim=rows,
+                k.cache_insert, dim=max(1, miss_dim),
                 inputs=[q, self._entries, s["misses"], s["miss_key"], s["miss_level"], self._n_miss, status,
                         self._cacheable_bits, self._epoch, s["ins_slot"], self.counters], device=dev,
             )
             for name, view in fields.items():
-                wp.launch(k.store_cached, dim=rows, inputs=[s["misses"], s["ins_slot"], view, cached[name]], device=dev)
+                wp.launch(k.store_cached, dim=max(1, miss_dim), inputs=[s["misses"], s["ins_slot"], view, cached[name]],
+                          device=dev)
         for view in fields.values():
             self._map(k.copy_rows, rows, [], [s["src_row"], s["dst_row"], view])
 
@@ -613,4 +617,4 @@ def wrap(planner: Any, dedupe: bool = True, plan_cache: int = 0, **options: Any)
     """
     if not dedupe and not plan_cache:
         return planner
-    return DedupingPlanner(planner, cache_capacity=int(plan_cache), **options)
+    return DedupingPlanner(planner, cache_capacity=plan_cache or 0, **options)
