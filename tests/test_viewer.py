@@ -450,7 +450,7 @@ def test_legend_rows_count_agents_per_group(pg):
 @pytest.mark.parametrize("world", ["village", "soldier"])
 def test_no_label_is_cut_at_the_default_size(pg, world):
     """The HUD and the legend fit every label whole at 1280x800 (the ellipsis is only for tiny windows)."""
-    app = _app(_brain(world, n=300, ticks=3), size=(1280, 800), selected=1)
+    app = _app(_brain(world, n=2000, ticks=3), size=(1280, 800), selected=1)  # four-digit counts
     try:
         for _ in range(3):
             app.frame()

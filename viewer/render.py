@@ -191,6 +191,7 @@ class Renderer:
         self._text: dict[tuple[str, int, tuple[int, int, int]], pygame.Surface] = {}
         self._fits: dict[tuple[str, int, int], str] = {}
         self._cell_cols = 1
+        self._legend: tuple[Any, pygame.Surface, list[int]] | None = None  # (key, surface without counts, row ys)
         self._stamps: dict[tuple[int, int], pygame.Surface] = {}
         bg = view.background()
         self.terrain = pygame.surfarray.make_surface(np.ascontiguousarray(bg.transpose(1, 0, 2))) if bg is not None \
@@ -486,13 +487,9 @@ class Renderer:
         return rows
 
     def _draw_legend(self, screen: pygame.Surface, snap: Snapshot) -> None:
+        """The legend: its rows, swatches, labels and sites are cached as one surface (they change only when the
+        rows that show, the zero counts or the highlight change); the counts are drawn on it each frame."""
         rect = self.layout.legend
-        pygame.draw.rect(screen, PANEL, rect)
-        pygame.draw.line(screen, PANEL_EDGE, rect.topright, rect.bottomright)
-        x, y = rect.x + 10, 8
-        screen.blit(self.text(self._fit(self.view.name, self.bold, rect.width - 20), (255, 255, 255), self.bold),
-                    (x, y))
-        y += self.bold.get_linesize() + 4
         alive = snap.arrays.get("alive")
         if alive is None or len(alive) != len(snap.action):
             alive = np.ones(len(snap.action), dtype=bool)
@@ -500,23 +497,45 @@ class Renderer:
         # Count the living only: an agent can die holding an action, and is drawn (and counted) as dead.
         acting = np.clip(snap.action[alive], -1, len(self.colours) - 2) + 1
         counts = np.bincount(acting, minlength=len(self.colours))
-        screen.blit(self.text("Actions (agents)", STYLE_COLOURS["header"], self.small), (x, y))
-        y += self.small.get_linesize() + 2
         lh = self.small.get_linesize()
+        top = 8 + self.bold.get_linesize() + 4 + self.small.get_linesize() + 2
         team_rows = 3 if self.view.team_shapes else 0
         site_rows = (len(self.legend_sites) + 2) if self.legend_sites else 0
         reserve = (team_rows + site_rows + 1 + (1 if dead else 0)) * lh + 12
-        room = max(len(self.groups) + 1, (rect.bottom - y - reserve) // lh)
+        room = max(len(self.groups) + 1, (rect.bottom - top - reserve) // lh)
         rows = self.legend_rows(counts, room)
         if dead:
             rows.append(("dead", DEAD, dead, 0))
+        # redrawn when a count changes its number of digits (the label beside it gets the room that is left)
+        key = (rect.size, tuple((name, indent, count == 0, len(str(count))) for name, _, count, indent in rows),
+               self.highlight)
+        if self._legend is None or self._legend[0] != key:
+            self._legend = (key, *self._render_legend(rect, rows, top, lh))
+        _, surf, ys = self._legend
+        screen.blit(surf, rect.topleft)
+        for (_, _, count, _), y in zip(rows, ys, strict=False):
+            c = self.text(str(count), STYLE_COLOURS["dim"] if count == 0 else (170, 175, 185), self.small)
+            screen.blit(c, (rect.right - 10 - c.get_width(), rect.y + y))
+
+    def _render_legend(self, rect: pygame.Rect, rows: list[tuple[str, tuple[int, int, int], int, int]], y: int,
+                       lh: int) -> tuple[pygame.Surface, list[int]]:
+        """The legend without its counts, and the y of each action row drawn (rows past the bottom are not)."""
+        screen = pygame.Surface(rect.size, 0, 32)
+        screen.fill(PANEL)
+        right = rect.width
+        pygame.draw.line(screen, PANEL_EDGE, (right - 1, 0), (right - 1, rect.height))
+        x = 10
+        screen.blit(self.text(self._fit(self.view.name, self.bold, right - 20), (255, 255, 255), self.bold), (x, 8))
+        screen.blit(self.text("Actions (agents)", STYLE_COLOURS["header"], self.small),
+                    (x, 8 + self.bold.get_linesize() + 4))
         self.legend_hits = []
+        ys: list[int] = []
         for name, colour, count, indent in rows:
-            if y + lh > rect.bottom:
+            if y + lh > rect.height:
                 break
             if indent == 0 and name != "dead":
-                row = pygame.Rect(rect.x + 2, y, rect.width - 4, lh)
-                self.legend_hits.append((row, name))
+                row = pygame.Rect(2, y, right - 4, lh)
+                self.legend_hits.append((row.move(rect.x, rect.y), name))
                 if name == self.highlight:
                     pygame.draw.rect(screen, (70, 64, 36), row, border_radius=2)
             sx = x + 10 * indent
@@ -524,15 +543,13 @@ class Renderer:
             sw = pygame.Rect(sx, y + lh // 2 - size // 2, size, size)
             pygame.draw.rect(screen, colour, sw)
             pygame.draw.rect(screen, OUTLINE, sw, 1)
-            dim = count == 0
-            c = self.text(str(count), STYLE_COLOURS["dim"] if dim else (170, 175, 185), self.small)
-            label_w = rect.right - 10 - c.get_width() - 6 - (sx + 15)
-            colour_text = STYLE_COLOURS["dim"] if dim else (TEXT if not indent else (200, 204, 212))
+            label_w = right - 10 - self.small.size(str(count))[0] - 6 - (sx + 15)
+            colour_text = STYLE_COLOURS["dim"] if count == 0 else (TEXT if not indent else (200, 204, 212))
             screen.blit(self.text(self._fit(name, self.small, label_w), colour_text, self.small), (sx + 15, y))
-            screen.blit(c, (rect.right - 10 - c.get_width(), y))
+            ys.append(y)
             y += lh
         y += 6
-        if self.view.team_shapes and y + 2 * lh <= rect.bottom:
+        if self.view.team_shapes and y + 2 * lh <= rect.height:
             screen.blit(self.text("Teams", STYLE_COLOURS["header"], self.small), (x, y))
             y += lh + 2
             for t, shape in ((0, "square"), (1, "diamond")):
@@ -541,21 +558,22 @@ class Renderer:
                 for offsets, colour in ((ring, edge), (core, IDLE)):
                     for dx, dy in offsets:
                         screen.set_at((x + 5 + int(dx), y + lh // 2 + int(dy)), colour)
-                label = self._fit(f"team {t}: {shape}s", self.small, rect.right - 10 - (x + 15))
+                label = self._fit(f"team {t}: {shape}s", self.small, right - 10 - (x + 15))
                 screen.blit(self.text(label, TEXT, self.small), (x + 15, y))
                 y += lh
             y += 6
-        if self.legend_sites and y + 2 * lh <= rect.bottom:
+        if self.legend_sites and y + 2 * lh <= rect.height:
             screen.blit(self.text("Sites", STYLE_COLOURS["header"], self.small), (x, y))
             y += lh + 2
             for group in self.legend_sites:
-                if y + lh > rect.bottom:
+                if y + lh > rect.height:
                     break
                 icon = self.stamp(group, 13 if group.letter else 11)
                 screen.blit(icon, (x - 1, y + (lh - icon.get_height()) // 2))
-                label = self._fit(group.label, self.small, rect.right - 10 - (x + 15))
+                label = self._fit(group.label, self.small, right - 10 - (x + 15))
                 screen.blit(self.text(label, TEXT, self.small), (x + 15, y))
                 y += lh
+        return screen, ys
 
     def _fit(self, s: str, font: pygame.font.Font, width: int) -> str:
         """``s``, or as much of it as fits in ``width`` pixels followed by an ellipsis (cached per string)."""
@@ -608,34 +626,33 @@ class Renderer:
         return rows
 
     def cell_rows(self, cells: list[tuple[str, str]], width: int) -> list[list[tuple[str, str]]]:
-        """``cells`` packed into rows of at most 3 equal columns, every cell whole: the widest column count that
-        fits most cells, and a cell too wide for a column gets a row of its own (at full width)."""
+        """``cells`` packed into rows of 1 to 3 equal columns, every cell whole: a cell too wide for a column
+        gets a row of its own (at full width); the column count that needs the fewest rows wins (ties: fewer)."""
         font, gap = self.font, 14
         widths = [font.size(f"{label} {value}")[0] for label, value in cells]
-        cols = 1
-        for c in (3, 2):
-            col_w = (width - gap * (c - 1)) // c
-            if c <= len(cells) and sum(w <= col_w for w in widths) * 2 >= len(cells):
-                cols = c
-                break
-        col_w = (width - gap * (cols - 1)) // cols
-        rows: list[list[tuple[str, str]]] = []
-        row: list[tuple[str, str]] = []
-        for cell, w in zip(cells, widths, strict=True):
-            if w > col_w:  # a wide cell: its own row
-                if row:
+        best: tuple[int, int, list[list[tuple[str, str]]]] | None = None
+        for cols in (1, 2, 3):
+            col_w = (width - gap * (cols - 1)) // cols
+            rows: list[list[tuple[str, str]]] = []
+            row: list[tuple[str, str]] = []
+            for cell, w in zip(cells, widths, strict=True):
+                if w > col_w:  # a wide cell: its own row
+                    if row:
+                        rows.append(row)
+                        row = []
+                    rows.append([cell])
+                    continue
+                row.append(cell)
+                if len(row) == cols:
                     rows.append(row)
                     row = []
-                rows.append([cell])
-                continue
-            row.append(cell)
-            if len(row) == cols:
+            if row:
                 rows.append(row)
-                row = []
-        if row:
-            rows.append(row)
-        self._cell_cols = cols
-        return rows
+            if best is None or len(rows) < best[0]:
+                best = (len(rows), cols, rows)
+        assert best is not None
+        self._cell_cols = best[1]
+        return best[2]
 
     def _draw_cells(self, screen: pygame.Surface, cells: list[tuple[str, str]], x: int, y: int, width: int,
                     colour: tuple[int, int, int]) -> int:
