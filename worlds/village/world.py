@@ -9,15 +9,19 @@ launches. Nothing is read back to the host during a tick.
   centre with the houses (one per ``AGENTS_PER_HOUSE`` people), stockpiles, smithy anvils and market stalls;
   trees and berry bushes grow in the forest, ore rocks in the rock, plots in the fields, fishing spots on the
   river bank. Map and placement are vectorised numpy at reset time and work at 1,000,000 agents.
-- **Reservations.** A walk whose next step works a site (``go_forest`` before ``chop_wood``) reserves a free site
-  of that kind with stock: the nearest one the nearest-available-site field points at, or a free neighbour of
-  it. Work actions keep the site their walk reserved, or reserve a free one within ``WORK_RADIUS``. Contested
-  sites go to the lowest agent id (``wp.atomic_min`` on a bid array); the others choose again among the sites
-  still free, ``CLAIM_ROUNDS`` rounds per tick, then wait and retry next tick. Only after ``MAX_WAIT`` ticks
-  without a site does the action fail, and a failure disables nothing: the agent simply replans.
+- **Trades.** Each villager is a woodcutter, forager, farmer, fisher or smith: its own trade's work costs it half
+  the domain cost, another trade's up to three times (``TRADE_COST``), and goals are weighed by trade
+  (``TRADE_GOALS``: only smiths forge for sale), so every branch of the economy has its workers.
+- **Reservations.** A walk whose next step takes stock (``go_forest`` before ``chop_wood``) reserves a free site
+  of that kind with stock before it sets off; plots and anvils are reserved on arrival; a work action keeps the
+  site reserved for it, or reserves a free one within ``WORK_RADIUS``. Contested sites go to the lowest agent id
+  (``wp.atomic_min`` on a bid array); the others choose again among the sites still free, ``CLAIM_ROUNDS`` rounds
+  per tick. An agent with nothing free in reach heads for the nearest available site the field knows of,
+  looking again every tick (at most ``MAX_SEARCH`` ticks), then waits; only after ``MAX_WAIT`` ticks of waiting
+  does the action fail, and a failure disables nothing: the agent simply replans.
 - **Sensing matches the actions.** ``go_*`` costs the walking time to the nearest available site (the domain cost
-  at least); a work action is disabled only while no site of its kind has stock anywhere; ``berries`` is what the
-  nearest bush with berries holds.
+  at least); a gathering action is disabled only while no site of its kind has stock anywhere; ``berries`` says
+  whether any bush has berries.
 - **Needs and the village.** Hunger and fatigue grow on per-agent timers; the village uses up what the stockpile
   holds, fires burn down, tax falls due, a merchant buys forged tools, storms damage houses, so goals come back.
   Priorities: eat and rest grow with hunger and fatigue, the others keep a per-agent base level, and the goal an
@@ -26,7 +30,8 @@ launches. Nothing is read back to the host during a tick.
   launch order, and a snapshot continues bit for bit.
 
 Nearest-site lookups read jump-flooding fields on a coarse grid (``RES`` cells per field cell): one per site kind
-over the sites available now (refreshed one kind per tick) and one over all sites (built at reset).
+over the sites available now (rebuilt for one kind per tick, ``FIELD_SCHEDULE``) and one over all sites (built at
+reset). The world is not ``capturable``: the kind rebuilt and a few scalars are chosen on the host each tick.
 """
 
 # Warp kernels declare dynamic variables as int(0) / float(0.0); UP018 would turn them into constants.
@@ -1074,7 +1079,6 @@ class VillageWorld:
         self.found_any = wp.zeros(N, dtype=wp.int32, device=dev)
         self.tallies = wp.zeros(len(TALLIES), dtype=wp.int64, device=dev)
         self.tick = np.zeros((), dtype=np.int64)
-        self._alive = wp.ones(N, dtype=wp.bool, device=dev)
         self._tables(brain)
         self._rebuild_launches()
         for k in range(N_KINDS):
@@ -1194,24 +1198,12 @@ class VillageWorld:
         cmds.append(wp.launch(store_field_kernel, dim=n_cells, inputs=[a, out, k], device=dev, record_cmd=True))
         return cmds
 
-    def _brain_arrays(self, brain: Brain) -> dict[str, wp.array]:
-        """The brain's per-agent arrays as Warp arrays on the world's device.
+    _BRAIN_ARRAYS = ("states", "priorities", "costs", "enabled", "goal", "plan", "step", "plan_length", "action",
+                     "action_status", "action_ticks", "alive")
 
-        The brain keeps them as Warp arrays on ``brain.device``; a brain that still keeps numpy arrays on the host
-        gets zero-copy CPU views of them.
-        """
-        out = {}
-        for name, dt in (("states", wp.uint64), ("priorities", wp.float32), ("costs", wp.float32),
-                         ("enabled", wp.bool), ("goal", wp.int32), ("plan", wp.int32), ("step", wp.int32),
-                         ("plan_length", wp.int32), ("action", wp.int32), ("action_status", wp.int8),
-                         ("action_ticks", wp.int32), ("alive", wp.bool)):
-            x = getattr(brain, name, None)
-            if x is None:
-                x = self._alive if name == "alive" else None
-            if isinstance(x, np.ndarray):
-                x = wp.array(x, dtype=dt, device="cpu", copy=False)
-            out[name] = x
-        return out
+    def _brain_arrays(self, brain: Brain) -> dict[str, wp.array]:
+        """The brain's per-agent Warp arrays the kernels read and write (on ``brain.device``)."""
+        return {name: getattr(brain, name) for name in self._BRAIN_ARRAYS}
 
     def _tick_seed(self, salt: int) -> int:
         return int((self.seed * 1_000_003 + int(self.tick) * 7_919 + salt * 104_729) & 0x7FFFFFFF)
