@@ -73,6 +73,8 @@ class LampWorld:
         self.lit = 0
 
     def reset(self, brain: Any, seed: int) -> None:
+        if str(getattr(brain, "device", "cpu")) != "cpu":  # numpy views write through on the CPU only
+            raise ValueError(f"LampWorld runs on the cpu device (numpy views of brain arrays), not {brain.device}")
         n = brain.n_agents
         rng = np.random.default_rng(seed)
         rows = np.arange(n, dtype=np.float32) * 0.5 + 0.5
