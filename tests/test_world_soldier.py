@@ -253,3 +253,21 @@ def test_tiny_armies_run(n):
     assert world.score()["shots_fired"] >= 0
     if n == 1:  # alone on the field: it goes to hold its control point and stands guard
         assert brain.action_counts["advance"] == 1 and brain.action_counts["stand_guard"] >= 1
+
+
+def test_view_draws_the_field():
+    from goap.worldview import check_view
+
+    brain, world = make(n=120, seed=9)
+    for _ in range(30):
+        brain.tick()
+    view = check_view(world, brain.n_agents)
+    labels = [s.label for s in view.sites()]
+    assert {"cover slot", "control point", "medbay (team 0)", "armory (team 1)"} <= set(labels)
+    groups = view.legend_groups([a.name for a in world.domain.actions])
+    assert sum(len(g.actions) for g in groups) == len(world.domain.actions) and len(groups) <= 7
+    tracked = np.flatnonzero(world.target >= 0)
+    assert len(tracked)
+    i = int(tracked[0])
+    np.testing.assert_allclose(view.target_of(i), world.positions[world.target[i]])
+    assert view.target_of(-1) is None

@@ -1293,7 +1293,8 @@ def act_soldiers(
     elif a == A_GUARD:
         if t.at[i] != AT_OBJECTIVE:
             status = FAILED
-        elif ticks + 1 >= f.guard_ticks or t.visible[i] != 0:
+        elif ticks + 1 >= f.guard_ticks + int(8.0 * hash01(i, now - ticks)) or t.visible[i] != 0:
+            # shifts vary by up to 8 ticks, so a squad that arrived together does not ask for plans together
             t.secured_tick[i] = now + 1  # the shift is over (or the guard spotted an enemy and reports it)
             status = DONE
     action_status[i] = wp.int8(status)
@@ -1451,7 +1452,7 @@ class SoldierWorld:
         guard_ticks: int = 15,
         suppress_ticks: int = 12,
         capture_ticks: int = 10,
-        hold_ticks: int = 40,
+        hold_ticks: int = 50,
         squad_size: int = 8,
     ):
         for key, value in (("area_per_agent", area_per_agent), ("speed", speed), ("sight", sight),
