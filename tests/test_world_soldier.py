@@ -12,8 +12,8 @@ from goap.world import World  # noqa: E402
 from worlds.soldier.world import STATS, SoldierWorld  # noqa: E402
 
 
-def make(n: int = 240, seed: int = 1, **options) -> tuple[Brain, SoldierWorld]:
-    world = SoldierWorld()
+def make(n: int = 240, seed: int = 1, world_options: dict | None = None, **options) -> tuple[Brain, SoldierWorld]:
+    world = SoldierWorld(**(world_options or {}))
     brain = Brain(world.domain, n, world=world, planner="warp", device="cpu", seed=seed, **options)
     return brain, world
 
@@ -121,8 +121,8 @@ def test_dead_soldiers_come_back_with_a_full_kit():
     assert (s["respawn_at"][dead] - int(s["clock"][0]) <= world.respawn_ticks).all()
 
 
-def run_hash(ticks: int, **options) -> str:
-    brain, _ = make(n=200, seed=3, **options)
+def run_hash(ticks: int, n: int = 200, **options) -> str:
+    brain, _ = make(n=n, seed=3, **options)
     for _ in range(ticks):
         brain.tick()
     return brain.state_hash()
@@ -133,6 +133,8 @@ def test_determinism_across_thread_counts():
     two = run_hash(40, planner_options={"threads": 2})
     assert one == two
     assert run_hash(40) == one
+    # the world's own sense kernel split over threads (chunks of soldiers) changes nothing either
+    assert run_hash(25, n=4096, world_options={"threads": 2}) == run_hash(25, n=4096)
     other, _ = make(n=200, seed=4)
     for _ in range(40):
         other.tick()
