@@ -14,9 +14,10 @@ Grouping (`goap.planners.dedupe.DedupingPlanner`):
 3. `mark_hash_runs`, a scan, `record_run_starts`: where each run of equal hashes starts; `invert_order`: where
    each request went in the sort.
 4. `find_representatives`, in request order: each row's representative is the first row of its hash run whose
-   query is *equal* (compared word by word, never by hash alone); a row that is its own representative heads a
-   group. Every row learns the row its results will be copied from.
-5. a scan of the head flags and `compact_representatives`: the heads' rows, in sorted order, to be searched.
+   query is *equal* (compared word by word, never by hash alone), which is its first row in request order, the
+   sort being stable; a row that is its own representative heads a group. Every row learns the row its results
+   will be copied from.
+5. a scan of the head flags and `compact_representatives`: the heads' rows, in request order, to be searched.
 6. after the search: `copy_rows` per PlanBatch field, from each group's head to the others.
 
 Every loop is bounded: hashing by W + A, finding a representative by the length of its hash run (one compare per
@@ -256,14 +257,10 @@ def hash_queries(
 
 
 @wp.kernel
-def mark_hash_runs(
-    r: Requests, keys: wp.array(dtype=wp.uint64), run_flag: wp.array(dtype=wp.int32), head: wp.array(dtype=wp.int32)
-):
-    """Flag the first position of each run of equal hashes. Positions past the count are left out: the sort may
-    have used them as its buffer (``head`` is cleared there, as nothing else writes it)."""
+def mark_hash_runs(r: Requests, keys: wp.array(dtype=wp.uint64), run_flag: wp.array(dtype=wp.int32)):
+    """Flag the first position of each run of equal hashes (positions past the count are left out)."""
     p = wp.tid()
     flag = int(0)
-    head[p] = 0
     if p < active_count(r):
         if p == 0:
             flag = 1
@@ -305,6 +302,7 @@ def find_representatives(
     an equal query is its representative, where its results will come from; a row that is its own heads a group."""
     i = wp.tid() + first
     if i >= active_count(r):
+        head[i] = 0
         src_row[i] = -1
         dst_row[i] = -1
         return
@@ -316,7 +314,9 @@ def find_representatives(
             rep = k
             break
     if rep == p:
-        head[p] = 1
+        head[i] = 1
+    else:
+        head[i] = 0
     src_row[i] = request_row(r, order[rep])
     dst_row[i] = row
 
@@ -325,7 +325,7 @@ def find_representatives(
 def compact_representatives(
     r: Requests,
     keys: wp.array(dtype=wp.uint64),
-    order: wp.array(dtype=wp.int32),
+    position: wp.array(dtype=wp.int32),
     head: wp.array(dtype=wp.int32),
     slot: wp.array(dtype=wp.int32),
     reps: wp.array(dtype=wp.int32),
@@ -333,16 +333,17 @@ def compact_representatives(
     n_reps: wp.array(dtype=wp.int32),
     counters: wp.array(dtype=wp.int64),
 ):
-    """The groups' head rows in sorted order (``slot``: the exclusive scan of ``head``), and their number."""
-    p = wp.tid()
+    """The groups' head rows in request order (``slot``: the exclusive scan of ``head``), with their hashes, and
+    their number. Request order keeps the planner's memory access as it would be without grouping."""
+    i = wp.tid()
     n = active_count(r)
-    if p >= n:
+    if i >= n:
         return
-    if head[p] != 0:
-        reps[slot[p]] = request_row(r, order[p])
-        rep_key[slot[p]] = keys[p]
-    if p == n - 1:
-        total = slot[p] + head[p]
+    if head[i] != 0:
+        reps[slot[i]] = request_row(r, i)
+        rep_key[slot[i]] = keys[position[i]]
+    if i == n - 1:
+        total = slot[i] + head[i]
         n_reps[0] = total
         counters[C_DISTINCT] = counters[C_DISTINCT] + wp.int64(total)
 

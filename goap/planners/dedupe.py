@@ -295,7 +295,7 @@ class DedupingPlanner:
                                                  self.counters])
         # Rows past a device count carry the largest key and stay last.
         wp.utils.radix_sort_pairs(s["keys"], s["order"], rows, 0, self.hash_bits)
-        wp.launch(k.mark_hash_runs, dim=rows, inputs=[r, s["keys"], s["run_flag"], s["head"]], device=dev)
+        wp.launch(k.mark_hash_runs, dim=rows, inputs=[r, s["keys"], s["run_flag"]], device=dev)
         wp.utils.array_scan(s["run_flag"][:rows], s["run_id"][:rows], inclusive=True)
         wp.launch(k.record_run_starts, dim=rows, inputs=[s["run_flag"], s["run_id"], s["run_start"]], device=dev)
         wp.launch(k.invert_order, dim=rows, inputs=[r, s["order"], s["position"]], device=dev)
@@ -304,7 +304,7 @@ class DedupingPlanner:
         wp.utils.array_scan(s["head"][:rows], s["slot"][:rows], inclusive=False)
         wp.launch(
             k.compact_representatives, dim=rows,
-            inputs=[r, s["keys"], s["order"], s["head"], s["slot"], s["reps"], s["rep_key"], self._n_reps,
+            inputs=[r, s["keys"], s["position"], s["head"], s["slot"], s["reps"], s["rep_key"], self._n_reps,
                     self.counters], device=dev,
         )
 
