@@ -594,22 +594,25 @@ class Brain:
             raise BrainError(f"agent {bad}: packed state {when} is invalid: {self._state_problem(bad)}")
 
     def _layout_arrays(self) -> tuple[Any, ...]:
+        """What `check_states` needs: the facts whose field can hold a value above their range (a field of w bits
+        holding a range that is not a power of two; bools and full-width ints cannot be out of range), and the
+        bits of each word that some fact uses."""
         wp, L = self._wp, self.tables.layout
         mask = L.mask
         hi = np.array([f.max - f.min for f in self.domain.facts], dtype=np.uint64)
         used = np.zeros(self.tables.n_words, dtype=np.uint64)
         for f in range(len(self.domain.facts)):
             used[L.word[f]] |= np.uint64(int(mask[f]) << int(L.shift[f]))
+        can_overflow = np.flatnonzero(hi < mask) if len(hi) else np.zeros(0, np.int64)
 
         def arr(x: np.ndarray, dtype: Any) -> Any:
             x = np.ascontiguousarray(x)
             return wp.array(x if len(x) else np.zeros(1, x.dtype), dtype=dtype, device=self.device)
 
-        n_facts = len(self.domain.facts)
-        word = arr(L.word.astype(np.int32), wp.int32)
-        return (word if n_facts else wp.zeros(0, dtype=wp.int32, device=self.device),
-                arr(L.shift.astype(np.int32), wp.int32), arr(mask, wp.uint64), arr(hi, wp.uint64),
-                arr(used, wp.uint64))
+        word = L.word.astype(np.int32)[can_overflow]
+        return (arr(word, wp.int32) if len(word) else wp.zeros(0, dtype=wp.int32, device=self.device),
+                arr(L.shift.astype(np.int32)[can_overflow], wp.int32), arr(mask[can_overflow], wp.uint64),
+                arr(hi[can_overflow], wp.uint64), arr(used, wp.uint64))
 
     def _state_problem(self, i: int) -> str:
         return self.tables.state_problem(self.arrays.states.numpy()[i])
