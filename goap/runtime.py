@@ -174,6 +174,9 @@ class Brain:
             states) every tick and raise `BrainError` naming the agent; turn off in release builds.
         capture: on a CUDA device, capture the tick's launches as a CUDA graph and replay it (the world's
             too when it declares ``capturable = True``); ignored on the CPU.
+        dedupe: agents asking the same query (state, goal, costs, enabled) in one tick are searched once, on the
+            device (`goap.planners.dedupe`); results are exactly those of planning each alone.
+        plan_cache: entries of a plan cache across ticks (0: none); hits and misses are in ``summary()``.
         search_nodes_per_tick: node-pool states the searches that outgrew their first pool may use per tick
             (None: 64 first pools); what does not fit waits for the next tick (deferred, no cooldown).
         planner_options: further options of the planner (``threads``, ``heuristic``, ``node_ceiling``, ...). A
@@ -200,6 +203,8 @@ class Brain:
         n_alive: int | None = None,
         check_inputs: bool = True,
         capture: bool = False,
+        dedupe: bool = True,
+        plan_cache: int = 0,
         search_nodes_per_tick: int | None = None,
         planner_options: dict[str, Any] | None = None,
     ):
@@ -236,6 +241,10 @@ class Brain:
             options.setdefault("device", str(self.device))
             first_pool = int(options.get("max_nodes", DEFAULT_MAX_NODES))
             options.setdefault("node_ceiling", 512 * first_pool)
+            options.setdefault("dedupe", bool(dedupe))
+            options.setdefault("plan_cache", int(plan_cache))
+        elif plan_cache:
+            raise ValueError("plan_cache needs a Warp planner (the reference planner plans on the host)")
         self.planner = make_planner(planner, self.tables, **options)
         first_pool = int(getattr(self.planner, "max_nodes", DEFAULT_MAX_NODES))
         self.search_nodes_per_tick = 64 * first_pool if search_nodes_per_tick is None else int(search_nodes_per_tick)
@@ -869,6 +878,7 @@ class Brain:
             "stages": {s: self.stage_stats[s].summary(warmup) for s in STAGES},
             "search": self.stage_stats["search"].summary(warmup),
             "idle_fraction": self.idle_series.summary(warmup)["mean"],
+            "planner": self.planner.stats() if callable(getattr(self.planner, "stats", None)) else {},
             "counters": dict(self.counters),
             "action_counts": self.action_counts,
         }

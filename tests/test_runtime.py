@@ -550,3 +550,17 @@ def test_torch_views_share_memory_with_the_brain():
     states = wp.to_torch(brain.states.view(wp.int64)) if hasattr(brain.states, "view") else None
     if states is not None:
         assert states.dtype == torch.int64 and tuple(states.shape) == tuple(brain.states.shape)
+
+
+def test_dedupe_and_plan_cache_change_nothing_but_the_work():
+    hashes, stats = [], []
+    for opts in ({"dedupe": False}, {"dedupe": True}, {"dedupe": True, "plan_cache": 256}):
+        brain = engine_brain(300, planner="warp", **opts)
+        for _ in range(12):
+            brain.tick()
+        hashes.append(brain.state_hash())
+        stats.append(brain.summary()["planner"])
+    assert hashes[0] == hashes[1] == hashes[2]
+    assert stats[0] == {}
+    assert stats[1]["requests"] > stats[1]["distinct"] > 0  # everyone starts alike: few distinct queries
+    assert stats[2]["hits"] > 0 and stats[2]["searched"] < stats[1]["searched"]
