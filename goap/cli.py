@@ -83,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--plan-budget", type=positive_int, default=None,
                    help="most agents planned per tick (default: a tenth of the agents, at least 256)")
     r.add_argument("--warmup", type=non_negative_int, default=30, help="ticks left out of the timing summary")
+    r.add_argument("--plan-cache", type=non_negative_int, default=0, metavar="K",
+                   help="a plan cache of K entries across ticks (0: none); hit rates in the summary")
+    r.add_argument("--no-dedupe", action="store_true", help="search every agent's query, even when equal")
     r.add_argument("--json", metavar="FILE", help="write the summary as one JSON object")
     r.add_argument("--selector", choices=["priority", "utility"], default="priority",
                    help="goal choice: the world's priorities, or a learned utility model (--model; needs torch)")
@@ -279,6 +282,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     brain = Brain(
         world.domain, args.agents, world=world, planner=args.planner, device=args.device,
         plan_budget=budget, seed=args.seed, goal_scorer=scorer,
+        **({} if args.planner == "reference" else {"dedupe": not args.no_dedupe, "plan_cache": args.plan_cache}),
     )
     log = brain.record_outcomes() if args.log_outcomes else None
     progress = not args.quiet and sys.stderr.isatty()
@@ -313,7 +317,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "plans_per_tick": counters.get("plans_made", 0) / max(1, ticks),
         "plan_failure_rate": counters.get("plans_failed", 0) / max(1, counters.get("plans_requested", 0)),
         "replans": {c: counters.get(f"replan_{c}", 0) for c in CAUSES[1:]},
-        "score": world.score(), "state_hash": brain.state_hash(),
+        "score": world.score(), "planner_stats": summary.get("planner", {}), "state_hash": brain.state_hash(),
     }
     _print_run(result)
     if args.json:
