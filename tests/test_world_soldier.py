@@ -273,3 +273,22 @@ def test_view_draws_the_field():
     i = int(tracked[0])
     np.testing.assert_allclose(view.target_of(i), world.positions[world.target[i]])
     assert view.target_of(-1) is None
+
+
+@pytest.mark.parametrize("bad, words", [
+    ({"sight": 100.0}, "sight must be at most 80"), ({"speed": 0}, "speed must be"), ({"squad_size": 0}, "squad_size"),
+    ({"width": 10.0}, "width must be at least"), ({"threads": 0}, "threads"), ({"guard_ticks": 1.5}, "guard_ticks"),
+])
+def test_bad_options_are_refused(bad, words):
+    with pytest.raises(ValueError, match=words):
+        SoldierWorld(**bad)
+
+
+def test_a_field_of_a_given_size():
+    brain, world = make(n=50, seed=2, world_options={"width": 60.0, "height": 60.0})
+    for _ in range(40):
+        brain.tick()
+    assert (world.width, world.height) == (60.0, 60.0)
+    pos = world.positions
+    assert (pos >= 0).all() and (pos <= 60.0).all()
+    assert world.score()["shots_fired"] > 0

@@ -1474,6 +1474,8 @@ class SoldierWorld:
                            ("site_radius", site_radius), ("objective_radius", objective_radius)):
             if not np.isfinite(value) or value <= 0:
                 raise ValueError(f"{key} must be a finite number > 0, got {value!r}")
+        if sight > 80.0:
+            raise ValueError(f"sight must be at most 80 m (the target search reaches 8 rings of 10 m), got {sight}")
         for key, value in (("width", width), ("height", height)):
             if value is not None and (not np.isfinite(value) or value < 60):
                 raise ValueError(f"{key} must be at least 60 m, got {value!r}")
