@@ -30,8 +30,9 @@ launches. Nothing is read back to the host during a tick.
   launch order, and a snapshot continues bit for bit.
 
 Nearest-site lookups read jump-flooding fields on a coarse grid (``RES`` cells per field cell): one per site kind
-over the sites available now (rebuilt for one kind per tick, ``FIELD_SCHEDULE``) and one over all sites (built at
-reset). The world is not ``capturable``: the kind rebuilt and a few scalars are chosen on the host each tick.
+over the sites available now (one kind rebuilt every ``FIELD_EVERY`` ticks or more on big maps, in
+``FIELD_SCHEDULE`` order) and one over all sites (built at reset). The world is not ``capturable``: the kind
+rebuilt and a few scalars are chosen on the host each tick.
 """
 
 # Warp kernels declare dynamic variables as int(0) / float(0.0); UP018 would turn them into constants.
@@ -193,7 +194,8 @@ SPREAD = 4.0  # cells of noise in how near a free site looks to each agent
 WALK_RINGS = 6  # rings of field cells a walk searches around itself for a free site
 SEARCH = 3  # then rings around the nearest available site the field knows of
 COST_EVERY = 4  # ticks between refreshes of an agent's walking costs (at once when it is about to plan)
-FIELDS_PER_TICK = 1  # dynamic kinds whose field is rebuilt each tick
+FIELD_EVERY = 2  # ticks between two rebuilds of a nearest-available-site field (one kind at a time), at least
+FIELD_CELLS_PER_TICK = 16384  # ... and at most this many field cells rebuilt per tick on average (big maps)
 MAX_PER_CELL = 32  # sites of one kind looked at per field cell (a bound on the search loop)
 CLAIM_ROUNDS = 3
 MAX_WAIT = 12  # ticks an action waits (standing) for a free site before it fails
@@ -1101,6 +1103,8 @@ class VillageWorld:
         self._g = self._grid()
         self._cmds, self._cmds_key = None, None
         self._field_cmds = [self._field_launches(k, self.field, True) for k in FIELD_SCHEDULE]
+        # A rebuild costs in proportion to the map: on big maps (many villages) rebuild less often.
+        self._field_every = max(FIELD_EVERY, -(-n_cells // FIELD_CELLS_PER_TICK))
         self._regrow_cmd = wp.launch(regrow_kernel, dim=max(S, 1), inputs=[self._g, self._regrow_p, 0], device=dev,
                                      record_cmd=True)
 
@@ -1275,8 +1279,9 @@ class VillageWorld:
         if self.n_sites:
             self._regrow_cmd.set_param_by_name("rng_seed", self._tick_seed(2))
             self._regrow_cmd.launch()
-        for j in range(FIELDS_PER_TICK):
-            for cmd in self._field_cmds[(int(self.tick) * FIELDS_PER_TICK + j) % len(FIELD_SCHEDULE)]:
+        every = self._field_every
+        if int(self.tick) % every == 0:
+            for cmd in self._field_cmds[(int(self.tick) // every) % len(FIELD_SCHEDULE)]:
                 cmd.launch()
         self.tick += 1
 
