@@ -71,6 +71,17 @@ class ConditionTables:
 
 
 @wp.struct
+class Relevance:
+    """`goap.planners.base.Relevance`: per goal of a goal table, the preconditions (ids of `ConditionTables`)
+    its h_max can depend on and the actions whose precondition maxima it reads."""
+
+    cond_start: wp.array(dtype=wp.int32)
+    cond: wp.array(dtype=wp.int32)
+    action_start: wp.array(dtype=wp.int32)
+    action: wp.array(dtype=wp.int32)
+
+
+@wp.struct
 class Query:
     """What one call plans: the brain's (or the caller's) arrays, and which rows."""
 
@@ -288,24 +299,31 @@ def relaxed_reachable(
 
 
 @wp.func
-def hmax_fixpoint(sc: Scratch, t: int, r: int, ct: ConditionTables, n_actions: int):
-    """h_max of every distinct precondition in node row r (cond_h), and per action the max over its own (act_h)."""
+def hmax_fixpoint(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevance, g: int):
+    """h_max in node row r of the preconditions goal g can depend on (cond_h), and per action that can matter the
+    max over its own (act_h). The fixpoint is unique, so restricting it to the goal's backward cone (the
+    conditions its achievers need, recursively) gives the values of the full computation, at a fraction of it."""
     inf = wp.float64(wp.inf)
     zero = wp.float64(0.0)
-    for c in range(ct.n_conditions):
+    c0 = rel.cond_start[g]
+    c1 = rel.cond_start[g + 1]
+    for i in range(c0, c1):
+        c = rel.cond[i]
         v = field_value(sc.node_state[r, ct.word[c]], ct.shift[c], ct.mask[c])
         if condition_holds(v, ct.op[c], ct.k[c]):
             sc.cond_h[t, c] = zero
         else:
             sc.cond_h[t, c] = inf
-    for _round in range(ct.n_conditions + 1):
-        for a in range(n_actions):
+    for _round in range(c1 - c0 + 1):
+        for i in range(rel.action_start[g], rel.action_start[g + 1]):
+            a = rel.action[i]
             m = zero
             for p in range(ct.action_start[a], ct.action_start[a + 1]):
                 m = wp.max(m, sc.cond_h[t, ct.action_cond[p]])
             sc.act_h[t, a] = m
         changed = int(0)
-        for c in range(ct.n_conditions):
+        for i in range(c0, c1):
+            c = rel.cond[i]
             hc = sc.cond_h[t, c]
             if hc != zero:
                 best = inf
@@ -323,8 +341,8 @@ def hmax_fixpoint(sc: Scratch, t: int, r: int, ct: ConditionTables, n_actions: i
 
 @wp.func
 def heuristic(
-    sc: Scratch, t: int, r: int, dt: DomainTables, gt: GoalTables, g: int, ct: ConditionTables, c_min: wp.float64,
-    kind: int, per_agent: int,
+    sc: Scratch, t: int, r: int, dt: DomainTables, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance,
+    c_min: wp.float64, kind: int, per_agent: int,
 ) -> wp.float64:
     """The admissible heuristic of node row r (see `goap.planners.reference`)."""
     rx = dt.relaxed
@@ -339,7 +357,7 @@ def heuristic(
     if unsat == 0:
         return wp.float64(0.0)
     if kind == HEUR_HMAX:
-        hmax_fixpoint(sc, t, r, ct, dt.n_actions)
+        hmax_fixpoint(sc, t, r, ct, rel, g)
     term = wp.float64(0.0)
     for j in range(at.start[g], at.start[g + 1]):
         v = field_value(sc.node_state[r, at.word[j]], at.shift[j], at.mask[j])
@@ -410,7 +428,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
     @wp.kernel(enable_backward=False, module="unique")
     def plan_astar(
         q: Query, first: int, scratch_first: int, dt: DomainTables, gt: GoalTables, ct: ConditionTables,
-        s: Search, sc: Scratch, out: Results, pending: wp.array(dtype=wp.int32),
+        rel: Relevance, s: Search, sc: Scratch, out: Results, pending: wp.array(dtype=wp.int32),
     ):
         tid = wp.tid()
         i = first + tid
@@ -470,7 +488,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                 sc.pre_cost[t, p] = best
 
         per_agent = q.has_costs + q.has_enabled
-        h0 = heuristic(sc, t, base, dt, gt, g, ct, c_min, s.heuristic, q.has_costs + q.has_enabled)
+        h0 = heuristic(sc, t, base, dt, gt, g, ct, rel, c_min, s.heuristic, q.has_costs + q.has_enabled)
         if is_inf(h0):
             out.status[row] = wp.int8(STATUS_NO_PLAN)
             return
@@ -513,7 +531,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                 slot = find_slot(sc, t, base, spare, s.hash_mask)
                 known = sc.table[t, slot]
                 if known < 0:
-                    h_child = heuristic(sc, t, spare, dt, gt, g, ct, c_min, s.heuristic, per_agent)
+                    h_child = heuristic(sc, t, spare, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent)
                     if is_inf(h_child):
                         continue
                     if count >= M:

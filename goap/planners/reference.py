@@ -9,11 +9,11 @@ The search, which the Warp planner follows step for step:
   preconditions, each ``fact op value``. An action b *achieves* a condition when its effect on that fact can make
   it true (`goap.domain.achieves`). Let U be the goal conditions false in s; h(s) = 0 when U is empty, otherwise
   the larger of
-  - ``hmax`` (default): full h_max. h(c) = 0 for a condition true in s, else the least fixpoint of
+  - ``hmax``: full h_max. h(c) = 0 for a condition true in s, else the least fixpoint of
     h(c) = min over enabled achievers b of cost(b) + max over b's preconditions p of h(p); the goal term is
     max over j in U of min over enabled achievers b of j of cost(b) + max_p h(p). Computed by rounds
     (all actions' precondition maxima, then all conditions) until nothing changes.
-  - ``hmax2``: h_max cut after two levels: a precondition p of an achiever, false in s, counts as the cheapest
+  - ``hmax2`` (default): h_max cut after two levels: a precondition p of an achiever, false in s, counts as the cheapest
     enabled achiever of p (instead of h(p)). Cheaper per node, weaker.
   - ``hmax1``: the cheapest enabled achiever of each condition in U only.
   and ceil(|U| / e) * c_min, where e is the most conditions of this goal a single action can make true and
@@ -68,7 +68,7 @@ class ReferencePlanner:
         max_plan_length: the longest plan returned whole; longer optimal plans give TOO_LONG and a segment.
         weight: order the open list by g + weight * h (plans cost at most weight x optimal).
         greedy: order it by h alone.
-        heuristic: "hmax" (default), "hmax2" or "hmax1" (see the module docstring).
+        heuristic: "hmax2" (default), "hmax" or "hmax1" (see the module docstring).
         growth: pool growth per escalation level (1: no escalation).
         node_ceiling: the largest pool (default ``DEFAULT_NODE_CEILING``, at least ``max_nodes``).
         device: accepted for a common signature: this planner runs on the host.
@@ -290,14 +290,33 @@ class ReferencePlanner:
 
         pre_cost = {a: [cheapest(p) for p in domain.actions[a].pre] for row in achievers for a in row}
 
+        # The goal's backward cone: its achievers, their preconditions, those conditions' achievers, and so on.
+        # h_max inside the cone does not depend on anything outside it (the kernel restricts itself the same way).
+        cone_actions = {a for j, c in enumerate(goal.want) for a in range(len(domain.actions))
+                        if achieves(domain.actions[a], c)}
+        frontier, cone = list(cone_actions), set()
+        while frontier:
+            for c in pre_ids[frontier.pop()]:
+                if c not in cone:
+                    cone.add(c)
+                    for b in self._cond_achievers[c]:
+                        if b not in cone_actions:
+                            cone_actions.add(b)
+                            frontier.append(b)
+        cone_list = sorted(cone)
+
         def through_hmax(state: State) -> list[float]:
-            """Per action: max over its preconditions of h_max(p), at the fixpoint."""
-            hc = [0.0 if c.holds(state[f]) else math.inf for c, f in zip(conditions, fact_of, strict=True)]
+            """Per action: max over its preconditions of h_max(p), at the fixpoint (actions of the cone only)."""
+            hc = [0.0] * len(conditions)
+            for c in cone_list:
+                hc[c] = 0.0 if conditions[c].holds(state[fact_of[c]]) else math.inf
             hp = [0.0] * len(pre_ids)
-            for _round in range(len(conditions) + 1):
-                hp = [max((hc[c] for c in row), default=0.0) for row in pre_ids]
+            for _round in range(len(cone_list) + 1):
+                for a in cone_actions:
+                    hp[a] = max((hc[c] for c in pre_ids[a]), default=0.0)
                 changed = False
-                for c, row in enumerate(cond_achievers):
+                for c in cone_list:
+                    row = cond_achievers[c]
                     if hc[c] == 0.0:
                         continue
                     best = min((costs[b] + hp[b] for b in row), default=math.inf)

@@ -40,6 +40,7 @@ from goap.planners.base import (
     check_options,
     condition_tables,
     pool_levels,
+    relevance,
 )
 
 __all__ = ["WarpAStarPlanner", "WarpGreedyPlanner", "WarpWeightedAStarPlanner", "scratch_bytes_per_agent"]
@@ -61,7 +62,7 @@ class WarpAStarPlanner:
         max_scratch_bytes: hard cap on the search scratch held at once, all threads and levels together (4 GiB).
         weight: order the open list by g + weight * h: plans cost at most weight x optimal, found faster.
         greedy: order the open list by h alone (greedy best-first): fastest, no bound on the cost.
-        heuristic: "hmax" (default), "hmax2" or "hmax1": see `goap.planners.reference`.
+        heuristic: "hmax2" (default), "hmax" or "hmax1": see `goap.planners.reference`.
         growth: pool growth per escalation level (1: no escalation).
         node_ceiling: the largest pool (default 2**25 states, at least ``max_nodes``).
         max_escalated_nodes: default per-call bound on escalated work (pool states summed over the escalated
@@ -231,7 +232,7 @@ class WarpAStarPlanner:
             changed |= _assign(q, "count", self._to_device(count, wp.int32))
         if changed:
             self._query_version += 1
-        gt = self._goal_struct(goal_table)
+        gt, rel = self._goal_struct(goal_table)
         results, copy_back = self._results(out)
         self._set(self._pending, 0)
 
@@ -244,8 +245,8 @@ class WarpAStarPlanner:
             held = self._launches.get(key)
             if held is None or held[0] != version or held[1] is not sc:
                 cmd = wp.launch(self.kernel, dim=rows, device=dev, record_cmd=True,
-                                inputs=[qs, first, scratch_first, self._dt, gt, self._ct, self._searches[lv], sc,
-                                        results, self._pending])
+                                inputs=[qs, first, scratch_first, self._dt, gt, self._ct, rel, self._searches[lv],
+                                        sc, results, self._pending])
                 if len(self._launches) > 256:
                     self._launches.clear()
                 self._launches[key] = (version, sc, cmd, [rows, first, scratch_first])
@@ -456,11 +457,12 @@ class WarpAStarPlanner:
         from goap.kernels.semantics import to_device
 
         s = to_device(gt, GoalStruct, self.device)
+        rel = to_device(relevance(self._conds, gt), self._k.Relevance, self.device)
         self._serial += 1
         if len(self._goal_structs) > 64:
             self._goal_structs.clear()
-        self._goal_structs[id(gt)] = (gt, s)
-        return s
+        self._goal_structs[id(gt)] = (gt, (s, rel))
+        return s, rel
 
     def _new_scratch(self, rows: int, pool: int) -> Any:
         wp, dev, W = self._wp, self.device, self.tables.n_words
