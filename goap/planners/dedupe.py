@@ -125,6 +125,9 @@ class DedupingPlanner:
         self._rows = 0
         self._views: dict[str, tuple[Any, Any, Any]] = {}
         self._entries = self._cache_entries() if self.cache_capacity else None
+        # Loaded here, before any launch from the thread pool: threads that find a module unloaded would each try
+        # to load it.
+        wp.load_module(kernels, device=dev)
         self._threads = max(1, int(getattr(inner, "threads", 0) or os.cpu_count() or 1)) if dev.is_cpu else 1
         self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="goap-dedupe") if self._threads > 1 else None
         self._cached: dict[str, Any] = {}  # field name -> [capacity, units] words of results
@@ -146,8 +149,8 @@ class DedupingPlanner:
         return self.inner.max_plan_length
 
     def load(self) -> None:
-        """Compile or load the kernel modules (the inner planner's and these) now rather than on the first call."""
-        self._wp.load_module(self._k, device=self.device)
+        """Compile or load the inner planner's kernels now rather than on the first call (these are loaded when
+        the wrapper is made)."""
         if hasattr(self.inner, "load"):
             self.inner.load()
 
