@@ -345,9 +345,7 @@ def sense_kernel(
     home: wp.array(dtype=wp.int32),
     trade: wp.array(dtype=wp.int32),
     phase: wp.array2d(dtype=wp.int32),
-    personality: wp.array2d(dtype=wp.float32),
-    goal_priority: wp.array(dtype=wp.float32),
-    trade_goals: wp.array2d(dtype=wp.float32),
+    base_priority: wp.array2d(dtype=wp.float32),
     tick: wp.int64,
     rng_seed: int,
     due: wp.array(dtype=wp.int32),
@@ -400,7 +398,7 @@ def sense_kernel(
     iron = get_fact(states, i, fl, F_IRON) > 0 or coins >= 3  # has iron or can buy it
     n_goals = priorities.shape[1]
     for q in range(n_goals):
-        pr = goal_priority[q] * personality[i, q] * trade_goals[trade[i], q]
+        pr = base_priority[i, q]
         if q == G_EAT:
             pr = 1.0 + 2.0 * float(hunger)
         elif q == G_REST:
@@ -820,12 +818,14 @@ def start_kernel(
     trade_cum: wp.array(dtype=wp.float32),
     periods: wp.array(dtype=wp.int32),
     phase: wp.array2d(dtype=wp.int32),
-    personality: wp.array2d(dtype=wp.float32),
+    base_priority: wp.array2d(dtype=wp.float32),
+    goal_priority: wp.array(dtype=wp.float32),
+    trade_goals: wp.array2d(dtype=wp.float32),
     seed: int,
     width: float,
     height: float,
 ):
-    """Starting facts, phases of the timers, personality and a spot beside the house, per agent."""
+    """Starting facts, trade, phases of the timers, base priorities and a spot beside the house, per agent."""
     i = wp.tid()
     rng = wp.rand_init(seed, i)
     set_fact(states, i, fl, F_AT, 0)
@@ -853,8 +853,8 @@ def start_kernel(
     set_fact(states, i, fl, F_HOUSE, int(wp.randf(rng) < 0.5))
     for j in range(phase.shape[1]):
         phase[i, j] = wp.randi(rng, 0, periods[j])
-    for q in range(personality.shape[1]):
-        personality[i, q] = wp.randf(rng, 0.7, 1.3)
+    for q in range(base_priority.shape[1]):  # the domain's priority x a personality x the trade's weight
+        base_priority[i, q] = goal_priority[q] * wp.randf(rng, 0.7, 1.3) * trade_goals[t, q]
     h = g.site_pos[home[i]]
     p = h + wp.vec2(wp.randf(rng, -1.5, 1.5), wp.randf(rng, -1.5, 1.5))
     positions[i] = wp.vec2(wp.clamp(p[0], 0.0, width - 0.01), wp.clamp(p[1], 0.0, height - 0.01))
@@ -1069,7 +1069,7 @@ class VillageWorld:
         self._positions = wp.zeros(N, dtype=wp.vec2, device=dev)
         self.phase = wp.zeros((N, 6), dtype=wp.int32, device=dev)
         self.trade = wp.zeros(N, dtype=wp.int32, device=dev)
-        self.personality = wp.zeros((N, G), dtype=wp.float32, device=dev)
+        self.base_priority = wp.zeros((N, G), dtype=wp.float32, device=dev)
         self.cur_action = wp.full(N, -1, dtype=wp.int32, device=dev)
         self.target = wp.full(N, -1, dtype=wp.int32, device=dev)
         self.claim = wp.full(N, -1, dtype=wp.int32, device=dev)
@@ -1091,7 +1091,7 @@ class VillageWorld:
             wp.launch(start_kernel, dim=N, device=dev, inputs=[
                 b["states"], self._facts, self._g, self.home, self._positions, self.trade,
                 wp.array(np.cumsum(TRADE_SHARE)[:-1].astype(np.float32), dtype=wp.float32, device=dev),
-                self._periods, self.phase, self.personality,
+                self._periods, self.phase, self.base_priority, self._goal_priority, self._trade_goals,
                 self.seed, float(self.width), float(self.height)])
             wp.launch(work_costs_kernel, dim=N, device=dev, inputs=[b["costs"], b["enabled"], self.trade, self._acts])
 
@@ -1232,8 +1232,8 @@ class VillageWorld:
             cmds["sense"] = rec(sense_kernel, N, [
                 b["states"], b["priorities"], b["costs"], b["enabled"], b["goal"], b["alive"], b["step"],
                 b["plan_length"], b["action_status"], self._facts, g,
-                self._acts, self._positions, self.home, self.trade, self.phase, self.personality, self._goal_priority,
-                self._trade_goals, wp.int64(0), 0, self._due, STORM_P, 1, SPEED * TICKS_PER_COST])
+                self._acts, self._positions, self.home, self.trade, self.phase, self.base_priority, wp.int64(0), 0,
+                self._due, STORM_P, 1, SPEED * TICKS_PER_COST])
             cmds["begin"] = rec(begin_kernel, N, [
                 b["action"], b["action_ticks"], b["plan"], b["step"], b["plan_length"], b["alive"], g, self._acts,
                 self._positions, self.home, self.cur_action, self.target, self.claim, self.progress, self.waited,
@@ -1326,7 +1326,7 @@ class VillageWorld:
     # --- snapshots ------------------------------------------------------------------------------------------
     #: Per-agent arrays (their shapes are fixed by the brain) and the map's arrays (sized by the snapshot's map).
     _AGENT_STATE = (
-        "home", "_positions", "trade", "phase", "personality", "cur_action", "target", "claim", "progress", "waited",
+        "home", "_positions", "trade", "phase", "base_priority", "cur_action", "target", "claim", "progress", "waited",
         "searched",
     )
     _MAP_STATE = ("site_pos", "site_kind", "site_max", "site_stock", "site_owner", "bucket", "field", "nearest")
