@@ -389,7 +389,7 @@ def overhead(args: argparse.Namespace) -> dict:
 
 
 # --- defaults solve what uniform-cost search solves ----------------------------------------------------------
-def uniform_cost(domain, start, goal, limit: int = 2_000_000) -> float | None:
+def uniform_cost(domain, start, goal, limit: int = 300_000) -> float | None:
     """Optimal cost by plain uniform-cost search (None past ``limit`` states: it would not fit either)."""
     import heapq
 

@@ -216,8 +216,8 @@ def test_suboptimal_planners_match_their_reference_and_bounds(name, options):
     states = optimal.tables.pack_states(problems.values)
     best = optimal.plan(states, problems.goals)
     ref = ReferencePlanner(optimal.tables, max_nodes=4096, node_ceiling=4096, **options)
-    fast = make_planner(name, optimal.tables, max_nodes=4096, node_ceiling=4096, device=DEVICE, **{k: v for k, v in options.items()
-                                                                                 if k == "weight"})
+    weight = {k: v for k, v in options.items() if k == "weight"}
+    fast = make_planner(name, optimal.tables, max_nodes=4096, node_ceiling=4096, device=DEVICE, **weight)
     r, f = ref.plan(states, problems.goals), fast.plan(states, problems.goals)
     assert_same(r, f, domain, problems.values, problems.goals, optimal.tables.goals)
     both = (best.status == Status.OK) & (f.status == Status.OK)
