@@ -10,9 +10,9 @@ Grouping (`goap.planners.dedupe.DedupingPlanner`):
 1. `hash_queries`: a 64-bit hash per requested row (FxHash steps over the key's words, splitmix64's finaliser),
    masked to ``hash_mask`` (a test hook: fewer bits force collisions); rows past the count get the largest key,
    so a stable sort leaves them last.
-2. ``wp.utils.radix_sort_pairs`` (stable) on (hash, request position).
-3. `mark_hash_runs`, a scan, `record_run_starts`: where each run of equal hashes starts; `invert_order`: where
-   each request went in the sort.
+2. ``wp.utils.radix_sort_pairs`` (stable) on (hash, request position), by the hash's low 32 bits.
+3. `mark_hash_runs`, a scan, `record_run_starts`, `spread_run_starts`: where each run of equal (whole) hashes
+   starts; `invert_order`: where each request went in the sort.
 4. `find_representatives`, in request order: each row's representative is the first row of its hash run whose
    query is *equal* (compared word by word, never by hash alone), which is its first row in request order, the
    sort being stable; a row that is its own representative heads a group. Every row learns the row its results
@@ -279,6 +279,17 @@ def record_run_starts(
 
 
 @wp.kernel
+def spread_run_starts(
+    r: Requests, run_id: wp.array(dtype=wp.int32), run_start: wp.array(dtype=wp.int32),
+    run_first: wp.array(dtype=wp.int32),
+):
+    """The first position of each position's hash run, read in sequence here rather than at random later."""
+    p = wp.tid()
+    if p < active_count(r):
+        run_first[p] = run_start[run_id[p] - 1]
+
+
+@wp.kernel
 def invert_order(r: Requests, order: wp.array(dtype=wp.int32), position: wp.array(dtype=wp.int32)):
     p = wp.tid()
     if p < active_count(r):
@@ -292,8 +303,7 @@ def find_representatives(
     first: int,
     order: wp.array(dtype=wp.int32),
     position: wp.array(dtype=wp.int32),
-    run_id: wp.array(dtype=wp.int32),
-    run_start: wp.array(dtype=wp.int32),
+    run_first: wp.array(dtype=wp.int32),
     head: wp.array(dtype=wp.int32),
     src_row: wp.array(dtype=wp.int32),
     dst_row: wp.array(dtype=wp.int32),
@@ -309,7 +319,7 @@ def find_representatives(
     p = position[i]
     row = request_row(r, i)
     rep = p
-    for k in range(run_start[run_id[p] - 1], p):
+    for k in range(run_first[p], p):
         if same_query(q, request_row(r, order[k]), row):
             rep = k
             break

@@ -296,14 +296,17 @@ class DedupingPlanner:
         wp.launch(k.advance_epoch, dim=1, inputs=[self._epoch], device=dev)
         self._map(k.hash_queries, rows, [q, r], [wp.uint64(self._hash_mask), s["keys"], s["order"], self._n_reps,
                                                  self.counters])
-        # Rows past a device count carry the largest key and stay last.
-        wp.utils.radix_sort_pairs(s["keys"], s["order"], rows, 0, self.hash_bits)
+        # Rows past a device count carry the largest key and stay last. The sort orders by the low 32 bits only
+        # (half the passes); runs are cut on the whole hash, so two hashes that agree in those bits may split one
+        # query's rows into two runs (searched twice, both exact) once in about 4e9 pairs, never merge two.
+        wp.utils.radix_sort_pairs(s["keys"], s["order"], rows, 0, min(self.hash_bits, 32))
         wp.launch(k.mark_hash_runs, dim=rows, inputs=[r, s["keys"], s["run_flag"]], device=dev)
         wp.utils.array_scan(s["run_flag"][:rows], s["run_id"][:rows], inclusive=True)
         wp.launch(k.record_run_starts, dim=rows, inputs=[s["run_flag"], s["run_id"], s["run_start"]], device=dev)
+        wp.launch(k.spread_run_starts, dim=rows, inputs=[r, s["run_id"], s["run_start"], s["run_first"]], device=dev)
         wp.launch(k.invert_order, dim=rows, inputs=[r, s["order"], s["position"]], device=dev)
         self._map(k.find_representatives, rows, [q, r],
-                  [s["order"], s["position"], s["run_id"], s["run_start"], s["head"], s["src_row"], s["dst_row"]])
+                  [s["order"], s["position"], s["run_first"], s["head"], s["src_row"], s["dst_row"]])
         wp.utils.array_scan(s["head"][:rows], s["slot"][:rows], inclusive=False)
         wp.launch(
             k.compact_representatives, dim=rows,
@@ -368,7 +371,9 @@ class DedupingPlanner:
         """Plan the representatives (or the cache's misses): ``plan_rows[:plan_count[0]]``."""
         states, goals, costs, enabled = inner_in
         if self._inner_takes_count:
-            agents, count = plan_rows[:rows], plan_count
+            # The whole scratch array, not a slice: the planner keeps its launches recorded while its inputs are the
+            # same objects, and ``count`` bounds the rows.
+            agents, count = plan_rows, plan_count
             if not isinstance(states, self._wp.array):  # a host call stays a host call: numpy rows
                 m = int(plan_count.numpy()[0])
                 agents, count = plan_rows.numpy()[:m], None
@@ -571,8 +576,8 @@ class DedupingPlanner:
         wp, dev = self._wp, self.device
         if rows > self._rows:
             cap = max(rows, 2 * self._rows) if self._rows else rows
-            i32 = ("run_flag", "run_id", "run_start", "position", "head", "slot", "reps", "src_row", "dst_row",
-                   "hit_slot", "miss_flag", "miss_pos", "misses", "miss_level", "ins_slot")
+            i32 = ("run_flag", "run_id", "run_start", "run_first", "position", "head", "slot", "reps", "src_row",
+                   "dst_row", "hit_slot", "miss_flag", "miss_pos", "misses", "miss_level", "ins_slot")
             s = {name: wp.zeros(cap, dtype=wp.int32, device=dev) for name in i32}
             s["keys"] = wp.zeros(2 * cap, dtype=wp.uint64, device=dev)
             s["order"] = wp.zeros(2 * cap, dtype=wp.int32, device=dev)
