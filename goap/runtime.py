@@ -246,6 +246,9 @@ class Brain:
         elif plan_cache:
             raise ValueError("plan_cache needs a Warp planner (the reference planner plans on the host)")
         self.planner = make_planner(planner, self.tables, **options)
+        load = getattr(self.planner, "load", None)
+        if callable(load):
+            load()  # compile or load the planner's modules here, before its worker threads first launch them
         first_pool = int(getattr(self.planner, "max_nodes", DEFAULT_MAX_NODES))
         self.search_nodes_per_tick = 64 * first_pool if search_nodes_per_tick is None else int(search_nodes_per_tick)
         if self.search_nodes_per_tick < 1:
