@@ -145,9 +145,6 @@ class WarpAStarPlanner:
         self._pending_view = self._pending.numpy() if dev.is_cpu else None
         self._wrapped: dict[tuple, tuple[np.ndarray, Any]] = {}  # zero-copy wrappers of host arrays (CPU)
         self._results_cache: tuple[tuple, Any, Any] | None = None
-        self._launches: dict[tuple, tuple] = {}
-        self._query_version = 0
-        self._serial = 0  # bumped whenever a results or goal struct is built
         self._compact: tuple[int, Any, Any, Any] | None = None  # (capacity, flags, offsets, rows)
         self._query = astar.Query()
         self._level_query = astar.Query()
@@ -217,51 +214,29 @@ class WarpAStarPlanner:
 
         dev, k = self.device, self._k
         q = self._query
-        changed = _assign(q, "states", self._to_device(states, wp.uint64))
-        changed |= _assign(q, "goals", self._to_device(goals, wp.int32))
-        changed |= _assign(q, "costs", self._dummy_costs if costs is None else self._to_device(costs, wp.float32))
-        changed |= _assign(q, "has_costs", int(costs is not None))
-        changed |= _assign(q, "enabled", self._dummy_enabled if enabled is None else self._to_device(enabled, wp.bool))
-        changed |= _assign(q, "has_enabled", int(enabled is not None))
-        changed |= _assign(q, "ids", self._dummy_ids if agents is None else self._to_device(agents, wp.int32))
-        changed |= _assign(q, "use_ids", int(agents is not None))
+        _assign(q, "states", self._to_device(states, wp.uint64))
+        _assign(q, "goals", self._to_device(goals, wp.int32))
+        _assign(q, "costs", self._dummy_costs if costs is None else self._to_device(costs, wp.float32))
+        _assign(q, "has_costs", int(costs is not None))
+        _assign(q, "enabled", self._dummy_enabled if enabled is None else self._to_device(enabled, wp.bool))
+        _assign(q, "has_enabled", int(enabled is not None))
+        _assign(q, "ids", self._dummy_ids if agents is None else self._to_device(agents, wp.int32))
+        _assign(q, "use_ids", int(agents is not None))
         if count is None:
             self._set(self._count, capacity)
-            changed |= _assign(q, "count", self._count)
+            _assign(q, "count", self._count)
         else:
-            changed |= _assign(q, "count", self._to_device(count, wp.int32))
-        if changed:
-            self._query_version += 1
+            _assign(q, "count", self._to_device(count, wp.int32))
         gt, rel = self._goal_struct(goal_table)
         results, copy_back = self._results(out)
         self._set(self._pending, 0)
 
-        version = (self._query_version, self._serial)  # any struct rebuilt since a launch was recorded: re-record
-
         def launch(qs: Any, first: int, rows: int, lv: int, sc: Any, scratch_first: int) -> None:
-            # A recorded launch per (query struct, level, scratch set), replayed with new offsets and sizes: packing
-            # every argument anew costs more than a small search.
-            key = (id(qs), lv, id(sc))
-            held = self._launches.get(key)
-            if held is None or held[0] != version or held[1] is not sc:
-                cmd = wp.launch(self.kernel, dim=rows, device=dev, record_cmd=True,
-                                inputs=[qs, first, scratch_first, self._dt, gt, self._ct, rel, self._searches[lv],
-                                        sc, results, self._pending])
-                if len(self._launches) > 256:
-                    self._launches.clear()
-                self._launches[key] = (version, sc, cmd, [rows, first, scratch_first])
-            else:
-                _, _, cmd, last = held
-                if last[0] != rows:
-                    cmd.set_dim(rows)
-                    last[0] = rows
-                if last[1] != first:
-                    cmd.set_param_at_index(1, first)
-                    last[1] = first
-                if last[2] != scratch_first:
-                    cmd.set_param_at_index(2, scratch_first)
-                    last[2] = scratch_first
-            cmd.launch()
+            # A plain launch each time: a recorded one would keep the kernel's function pointer, which Warp frees
+            # when it reloads the module (a planner for another word count adds functions to it).
+            wp.launch(self.kernel, dim=rows, device=dev,
+                      inputs=[qs, first, scratch_first, self._dt, gt, self._ct, rel, self._searches[lv], sc, results,
+                              self._pending])
 
         # Wave 0: every requested row, first pool.
         self._waves(lambda first, rows, sc, sf: launch(q, first, rows, 0, sc, sf), capacity)
@@ -274,7 +249,6 @@ class WarpAStarPlanner:
             lq.states, lq.goals, lq.costs, lq.has_costs = q.states, q.goals, q.costs, q.has_costs
             lq.enabled, lq.has_enabled = q.enabled, q.has_enabled
             lq.ids, lq.use_ids, lq.count = rows_at, 1, self._granted
-            self._query_version += 1  # the level query changed with it
             for lv in range(1, self.n_levels):
                 pool = self.pools[lv]
                 per = self.bytes_per_agent(pool)
@@ -446,7 +420,6 @@ class WarpAStarPlanner:
 
         # Keep the batch's arrays (so their ids stay theirs) with the struct, for the next call with this batch.
         self._results_cache = (key, r, [getattr(out, name) for name, _ in _RESULT_FIELDS])
-        self._serial += 1
         return r, copy_back
 
     def _goal_struct(self, gt: GoalTables) -> Any:
@@ -458,7 +431,6 @@ class WarpAStarPlanner:
 
         s = to_device(gt, GoalStruct, self.device)
         rel = to_device(relevance(self._conds, gt), self._k.Relevance, self.device)
-        self._serial += 1
         if len(self._goal_structs) > 64:
             self._goal_structs.clear()
         self._goal_structs[id(gt)] = (gt, (s, rel))
@@ -488,7 +460,6 @@ class WarpAStarPlanner:
         if rows <= self._scratch_rows:
             return
         rows = max(rows, self._scratch_rows)
-        self._launches.clear()  # recorded launches hold the old sets: let them go
         while not self._scratch.empty():
             self._scratch.get()
         for _ in range(count):
@@ -510,7 +481,6 @@ class WarpAStarPlanner:
                 used -= self._escalated[other][0] * self.bytes_per_agent(self.pools[other])
                 del self._escalated[other]
         self._escalated.pop(lv, None)
-        self._launches.clear()  # recorded launches may hold the sets just freed
         sc = self._new_scratch(rows, self.pools[lv])
         self._escalated[lv] = (rows, sc)
         return sc
