@@ -260,7 +260,7 @@ class Brain:
         self.goal_scorer = goal_scorer
         self.check_inputs = bool(check_inputs)
         self.outcomes: OutcomeLog | None = None
-        self.on_plan: list[Callable[[Brain, np.ndarray], None]] = []
+        self._plan_hooks: list[Callable[..., None]] = []
         A, G = self.tables.n_actions, self.tables.goals.n_goals
         L = int(self.planner.max_plan_length)
         self._n_levels = int(getattr(self.planner, "n_levels", 1))
@@ -522,6 +522,8 @@ class Brain:
             dim = min(N, self.plan_budget or N)
             n = None
         planned_ids = self._q_ids[:dim]
+        for hook in self._plan_hooks:
+            hook(a.states, a.goal, a.costs, a.enabled, planned_ids, self._q_count[1:2])
         t_search = time.perf_counter()
         if self._device_planner:
             self.planner.plan(a.states, a.goal, a.costs, a.enabled, agents=planned_ids,
@@ -532,8 +534,6 @@ class Brain:
         self._search_ms += (time.perf_counter() - t_search) * 1000.0
         if self.outcomes is not None:
             self._open_outcomes(self._q_ids.numpy()[: int(self._q_count.numpy()[1])])
-        for hook in self.on_plan:
-            hook(self, self._q_ids.numpy()[: int(self._q_count.numpy()[1])].copy())
         self._launch_agents(k.accept_plans, dim, [
             self._tick, self._q_ids, self._q_count, self.cooldown_ticks, a.plan_status, a.plan_level,
             self._n_levels - 1, a.expanded, a.goal, a.plan_length, a.step, a.needs_plan, a.waiting,
@@ -631,7 +631,7 @@ class Brain:
 
     # --- CUDA graphs --------------------------------------------------------------------------------------------
     def _capturable(self) -> bool:
-        return (self._device_planner and self.goal_scorer is None and self.outcomes is None and not self.on_plan
+        return (self._device_planner and self.goal_scorer is None and self.outcomes is None and not self._plan_hooks
                 and (self.world is None or bool(getattr(self.world, "capturable", False))))
 
     def _capture_tick(self, dt: float) -> None:
@@ -657,6 +657,14 @@ class Brain:
         wp.capture_launch(self._graph)
 
     # --- commands -----------------------------------------------------------------------------------------------
+    def on_plan(self, callback: Callable[..., None]) -> None:
+        """Call ``callback(states, goals, costs, enabled, agents, count)`` before each planning call: the brain's
+        device arrays, and the rows about to be planned (``agents[:count[0]]``, both device arrays). For recorders
+        and benchmarks (``goap bench --suite world:...``); a brain with hooks is not captured as a CUDA graph."""
+        if not callable(callback):
+            raise TypeError("on_plan needs a callable")
+        self._plan_hooks.append(callback)
+
     def _rows(self, agents: Any) -> Any:
         """Agent indices as an int32 Warp array on the device, checked against the capacity."""
         wp = self._wp

@@ -201,7 +201,8 @@ def test_budget_order_longest_waiting_then_priority_then_index(budget):
     n, G = 90, len(domain.goals)
     brain = Brain(domain, n, planner="reference", device="cpu", plan_budget=budget)
     seen = []
-    brain.on_plan.append(lambda b, ids: seen.append(ids))
+    brain.on_plan(lambda states, goals, costs, enabled, agents, count: seen.append(
+        agents.numpy()[: int(count.numpy()[0])].copy()))
     goal = rng.integers(0, G, n)
     want = rng.random(n) < 0.6
     waiting = rng.integers(0, 4, n)

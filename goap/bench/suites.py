@@ -247,8 +247,7 @@ class BatchRecipe:
 class PlanRecorder:
     """Records every search a Brain asks for, before it is planned: (tick, agents, states, goals, costs, enabled).
 
-    Attached with ``brain.on_plan(recorder.record)`` where the Brain has that hook; otherwise it stands in for
-    the Brain's planner as a proxy (`attach` chooses).
+    Attached with the Brain's hook, ``brain.on_plan(recorder.record)``.
     """
 
     def __init__(self) -> None:
@@ -256,11 +255,7 @@ class PlanRecorder:
         self.tick = 0
 
     def attach(self, brain: Any) -> None:
-        hook = getattr(brain, "on_plan", None)
-        if callable(hook):
-            hook(self.record)
-        else:
-            brain.planner = _PlannerProxy(brain.planner, self)
+        brain.on_plan(self.record)
 
     def record(self, states: Any, goals: Any, costs: Any = None, enabled: Any = None, agents: Any = None,
                count: Any = None) -> None:
@@ -281,21 +276,6 @@ class PlanRecorder:
 
 def _host(x: Any) -> np.ndarray:
     return x.numpy() if hasattr(x, "numpy") and not isinstance(x, np.ndarray) else np.asarray(x)
-
-
-class _PlannerProxy:
-    """Stands in for a Brain's planner until the Brain has an ``on_plan`` hook."""
-
-    def __init__(self, inner: Any, recorder: PlanRecorder):
-        self.inner = inner
-        self.recorder = recorder
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def plan(self, states: Any, goals: Any, costs: Any = None, enabled: Any = None, **kw: Any) -> Any:
-        self.recorder.record(states, goals, costs, enabled, kw.get("agents"), kw.get("count"))
-        return self.inner.plan(states, goals, costs, enabled, **kw)
 
 
 def load_world(spec: str) -> Any:
