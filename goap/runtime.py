@@ -175,7 +175,9 @@ class Brain:
         capture: on a CUDA device, capture the tick's launches as a CUDA graph and replay it (the world's
             too when it declares ``capturable = True``); ignored on the CPU.
         dedupe: agents asking the same query (state, goal, costs, enabled) in one tick are searched once, on the
-            device (`goap.planners.dedupe`); results are exactly those of planning each alone.
+            device (`goap.planners.dedupe`); results are exactly those of planning each alone. "auto" (default)
+            groups queries while that pays (at least 5% of a tick's queries are repeats) and otherwise plans
+            directly, trying grouping again every 32 ticks; True always groups, False never.
         plan_cache: entries of a plan cache across ticks (0: none); hits and misses are in ``summary()``.
         search_nodes_per_tick: node-pool states the searches that outgrew their first pool may use per tick
             (None: 64 first pools); what does not fit waits for the next tick (deferred, no cooldown).
@@ -203,7 +205,7 @@ class Brain:
         n_alive: int | None = None,
         check_inputs: bool = True,
         capture: bool = False,
-        dedupe: bool = True,
+        dedupe: bool | str = "auto",
         plan_cache: int = 0,
         search_nodes_per_tick: int | None = None,
         planner_options: dict[str, Any] | None = None,
@@ -241,11 +243,15 @@ class Brain:
             options.setdefault("device", str(self.device))
             first_pool = int(options.get("max_nodes", DEFAULT_MAX_NODES))
             options.setdefault("node_ceiling", 512 * first_pool)
+            if dedupe not in (True, False, "auto"):
+                raise ValueError(f"dedupe must be True, False or 'auto', got {dedupe!r}")
             options.setdefault("dedupe", bool(dedupe))
             options.setdefault("plan_cache", int(plan_cache))
         elif plan_cache:
             raise ValueError("plan_cache needs a Warp planner (the reference planner plans on the host)")
         self.planner = make_planner(planner, self.tables, **options)
+        self._dedupe_auto = dedupe == "auto" and hasattr(self.planner, "inner") and hasattr(self.planner, "counters")
+        self._dedupe_on, self._dedupe_probe_at, self._dedupe_seen = True, 0, (0, 0)
         load = getattr(self.planner, "load", None)
         if callable(load):
             load()  # compile or load the planner's modules here, before its worker threads first launch them
@@ -284,7 +290,7 @@ class Brain:
         # chunk with its own row of counters (summed on the host), so no two threads ever add to the same cell.
         self._threads = max(1, min(os.cpu_count() or 1, 8)) if self.device.is_cpu else 1
         self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="goap-tick") if self._threads > 1 else None
-        self._launches: dict[tuple, tuple[Any, list[Any]]] = {}
+        self._launches: dict[tuple, tuple[Any, list[Any], Any]] = {}
         self._counters = wp.zeros((self._threads, _N_COUNTERS), dtype=wp.int64, device=dev)
         self._action_counts = wp.zeros((self._threads, max(1, A)), dtype=wp.int64, device=dev)
         self._flag = wp.zeros(max(1, N), dtype=wp.int32, device=dev)
@@ -437,11 +443,15 @@ class Brain:
         """
         key = (id(kernel), *(_arg_key(x) for x in inputs))
         entry = self._launches.get(key)
-        if entry is None:
+        execs = kernel.module.execs
+        if entry is None or not any(e is entry[2] for e in execs.values()):
+            # new, or the module was reloaded since (its old code may be gone): record against the current code
             if len(self._launches) >= 256:
                 self._launches.clear()
             cmd = self._wp.launch(kernel, dim=1, inputs=inputs, device=self.device, record_cmd=True)
-            entry = self._launches[key] = (cmd, list(inputs))
+            ctx = self.device.context
+            loaded = next((e for k, e in kernel.module.execs.items() if k[0] == ctx), None)
+            entry = self._launches[key] = (cmd, list(inputs), loaded)
         return entry[0]
 
     def _launch_agents(self, kernel: Any, dim: int, inputs: list[Any]) -> None:
@@ -526,9 +536,12 @@ class Brain:
             hook(a.states, a.goal, a.costs, a.enabled, planned_ids, self._q_count[1:2])
         t_search = time.perf_counter()
         if self._device_planner:
-            self.planner.plan(a.states, a.goal, a.costs, a.enabled, agents=planned_ids,
-                              count=self._q_count[1:2], out=self._batch,
-                              max_escalated_nodes=self.search_nodes_per_tick)
+            grouping = not self._dedupe_auto or self._dedupe_on or self.tick_count >= self._dedupe_probe_at
+            planner = self.planner if grouping else self.planner.inner
+            planner.plan(a.states, a.goal, a.costs, a.enabled, agents=planned_ids, count=self._q_count[1:2],
+                         out=self._batch, max_escalated_nodes=self.search_nodes_per_tick)
+            if self._dedupe_auto and grouping:
+                self._judge_dedupe()
         else:
             self._plan_on_host(n if n is not None else int(self._q_count.numpy()[1]))
         self._search_ms += (time.perf_counter() - t_search) * 1000.0
@@ -539,6 +552,18 @@ class Brain:
             self._n_levels - 1, a.expanded, a.goal, a.plan_length, a.step, a.needs_plan, a.waiting,
             a.last_failure, a.cooldown_until, a.action, a.event_bits, self._counters,
         ])
+
+    def _judge_dedupe(self) -> None:
+        """After a grouped call: keep grouping while at least 5% of the queries were repeats, else pause it."""
+        from goap.planners.dedupe import COUNTERS
+
+        c = self.planner.counters.numpy()
+        seen = (int(c[COUNTERS.index("requests")]), int(c[COUNTERS.index("distinct")]))
+        requests, distinct = seen[0] - self._dedupe_seen[0], seen[1] - self._dedupe_seen[1]
+        self._dedupe_seen = seen
+        if requests:
+            self._dedupe_on = distinct <= 0.95 * requests
+            self._dedupe_probe_at = self.tick_count + 32
 
     def _order_queue(self, count: int) -> None:
         """Longest waiting first, then highest priority, then lowest index: two stable sorts (priority, wait)."""
@@ -901,6 +926,7 @@ class Brain:
         out["brain/tick_count"] = np.array(self.tick_count, dtype=np.int64)
         out["brain/counters"] = np.array(json.dumps(dict(self.counters), sort_keys=True))
         out["brain/action_counts"] = self._action_counts.numpy().sum(axis=0)
+        out["brain/dedupe"] = np.array([int(self._dedupe_on), self._dedupe_probe_at], dtype=np.int64)
         if self.world is not None:
             out.update({f"world/{k}": np.asarray(v) for k, v in self.world.get_state().items()})
         return out
@@ -909,7 +935,7 @@ class Brain:
         """A hash of every agent and world array: equal hashes mean bit-identical simulations."""
         h = hashlib.sha256()
         for key, value in sorted(self.get_state().items()):
-            if key == "brain/counters":
+            if key in ("brain/counters", "brain/dedupe"):  # bookkeeping, not the simulation
                 continue
             h.update(key.encode())
             arr = np.ascontiguousarray(value)
@@ -958,6 +984,9 @@ class Brain:
         if (not isinstance(action_counts, np.ndarray) or action_counts.dtype != np.int64
                 or action_counts.shape != (n_counts,) or (action_counts < 0).any()):
             raise SnapshotError(f"{where}: field 'brain/action_counts' is not {n_counts} counts >= 0")
+        dedupe = data.get("brain/dedupe")
+        if not isinstance(dedupe, np.ndarray) or dedupe.shape != (2,) or dedupe.dtype != np.int64:
+            raise SnapshotError(f"{where}: field 'brain/dedupe' is not int64 [2]")
         if self.world is not None:
             world_arrays = {k[len("world/"):]: v for k, v in data.items() if k.startswith("world/")}
             try:
@@ -971,6 +1000,12 @@ class Brain:
         self._tick.fill_(tick_count)
         self.tick_count = tick_count
         self.counters = Counter(counters)
+        self._dedupe_on, self._dedupe_probe_at = bool(dedupe[0]), int(dedupe[1])
+        if self._dedupe_auto:
+            from goap.planners.dedupe import COUNTERS
+
+            c = self.planner.counters.numpy()
+            self._dedupe_seen = (int(c[COUNTERS.index("requests")]), int(c[COUNTERS.index("distinct")]))
         self._graph = None
 
     def _check_snapshot_values(self, arrays: dict[str, np.ndarray], where: str) -> None:

@@ -564,3 +564,21 @@ def test_dedupe_and_plan_cache_change_nothing_but_the_work():
     assert stats[0] == {}
     assert stats[1]["requests"] > stats[1]["distinct"] > 0  # everyone starts alike: few distinct queries
     assert stats[2]["hits"] > 0 and stats[2]["searched"] < stats[1]["searched"]
+
+
+def test_auto_dedupe_pauses_when_no_query_repeats():
+    from goap.planners.dedupe import COUNTERS
+
+    brain = engine_brain(200, planner="warp")
+    assert brain._dedupe_auto
+    rng = np.random.default_rng(0)
+    h(brain.costs)[:] = rng.uniform(1, 2, h(brain.costs).shape)  # every agent's query is its own
+    brain.tick()
+    requests = int(brain.planner.counters.numpy()[COUNTERS.index("requests")])
+    assert requests > 0 and not brain._dedupe_on
+    for _ in range(10):
+        brain.tick()
+    assert int(brain.planner.counters.numpy()[COUNTERS.index("requests")]) == requests  # planned directly
+    alike = engine_brain(200, planner="warp")
+    alike.tick()
+    assert alike._dedupe_on  # everyone starts alike: grouping pays
