@@ -275,22 +275,25 @@ def hash_size(max_nodes: int) -> int:
 
 def scratch_bytes_per_agent(
     n_words: int, max_nodes: int, n_actions: int, n_pre: int, max_plan_length: int, n_facts: int = 1,
-    n_conditions: int | None = None,
+    n_conditions: int | None = None, heuristic: str = "hmax2",
 ) -> int:
     """Device memory one agent's search needs with a pool of ``max_nodes`` states (see `goap.kernels.astar`)::
 
         8 W (M + 1)            node states
         + 28 M                 g, h (float64), parent, open-list position, open list
         + 4 H                  hash table (H = the power of two >= 2M)
-        + 16 A + 8 P + 8 C     action costs and per-action h_max, cheapest achiever per precondition, h_max per
-                               distinct precondition (C, at most P)
+        + 8 A                  this agent's action costs
+        + 8 P                  hmax2: cheapest achiever per precondition (P preconditions in all)
+        + 8 A + 8 C            hmax: per-action h_max, h_max per distinct precondition (C, at most P)
         + 8 F                  the relaxed reachability check's reached values per fact
         + 4 L + 18             results
     """
     m = max_nodes
     c = n_pre if n_conditions is None else n_conditions
     per_node = 8 * n_words * (m + 1) + 28 * m + 4 * hash_size(m)
-    per_agent = 16 * max(1, n_actions) + 8 * max(1, n_pre) + 8 * max(1, c) + 8 * max(1, n_facts)
+    per_agent = 8 * max(1, n_actions) + 8 * max(1, n_facts)
+    per_agent += 8 * max(1, n_pre) if heuristic == "hmax2" else 8
+    per_agent += 8 * max(1, n_actions) + 8 * max(1, c) if heuristic == "hmax" else 16
     return per_node + per_agent + 4 * max_plan_length + 18
 
 

@@ -191,9 +191,12 @@ def test_registry_and_memory_formula():
     domain = small_domain()
     planner = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32)
     assert isinstance(planner, WarpAStarPlanner)
-    # 8W(M+1) + 28M + 4H + 16A + 8P + 8C + 8F + 4L + 18 with W=1, M=1024, H=2048, A=3 actions, P=2 preconditions
-    # (C=2 distinct), F=3 facts, L=32
-    assert planner.bytes_per_agent() == 8 * 1025 + 28 * 1024 + 4 * 2048 + 16 * 3 + 8 * 2 + 8 * 2 + 8 * 3 + 4 * 32 + 18
+    # hmax2 (default): 8W(M+1) + 28M + 4H + 8A + 8P + 16 + 8F + 4L + 18 with W=1, M=1024, H=2048, A=3 actions,
+    # P=2 preconditions, F=3 facts, L=32
+    assert planner.bytes_per_agent() == 8 * 1025 + 28 * 1024 + 4 * 2048 + 8 * 3 + 8 * 2 + 16 + 8 * 3 + 4 * 32 + 18
+    full = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32, heuristic="hmax")
+    # hmax: 8A + 8 + 8A + 8C instead (C=2 distinct preconditions)
+    assert full.bytes_per_agent() == 8 * 1025 + 28 * 1024 + 4 * 2048 + 8 * 3 + 8 + 8 * 3 + 8 * 2 + 8 * 3 + 4 * 32 + 18
     # No more than the float32 planner's 8W(M+1) + 29M + 4H + ... at the first pool.
     assert planner.bytes_per_agent() <= 8 * 1025 + 29 * 1024 + 4 * 2048 + 4 * 3 + 4 * 2 + 8 * 3 + 4 * 32 + 13
     # The village at the defaults: 100,000 agents in one GPU launch fit in a few GiB.

@@ -161,7 +161,7 @@ class WarpAStarPlanner:
         t = self.tables
         return scratch_bytes_per_agent(
             t.n_words, self.max_nodes if pool is None else pool, t.n_actions, t.relaxed.n_pre, self.max_plan_length,
-            len(self.domain.facts), self._conds.n_conditions,
+            len(self.domain.facts), self._conds.n_conditions, self.heuristic,
         )
 
     @property
@@ -448,10 +448,11 @@ class WarpAStarPlanner:
         s.heap = wp.empty((rows, m), dtype=wp.int32, device=dev)
         s.table = wp.full((rows, hash_size(m)), -1, dtype=wp.int32, device=dev)
         A = max(1, self.tables.n_actions)
+        hmax, hmax2 = self.heuristic == "hmax", self.heuristic == "hmax2"  # only what the heuristic reads
         s.act_cost = wp.empty((rows, A), dtype=wp.float64, device=dev)
-        s.act_h = wp.empty((rows, A), dtype=wp.float64, device=dev)
-        s.pre_cost = wp.empty((rows, max(1, self.tables.relaxed.n_pre)), dtype=wp.float64, device=dev)
-        s.cond_h = wp.empty((rows, max(1, self._conds.n_conditions)), dtype=wp.float64, device=dev)
+        s.act_h = wp.empty((rows, A if hmax else 1), dtype=wp.float64, device=dev)
+        s.pre_cost = wp.empty((rows, max(1, self.tables.relaxed.n_pre) if hmax2 else 1), dtype=wp.float64, device=dev)
+        s.cond_h = wp.empty((rows, max(1, self._conds.n_conditions) if hmax else 1), dtype=wp.float64, device=dev)
         s.reached = wp.empty((rows, max(1, len(self.domain.facts))), dtype=wp.uint64, device=dev)
         return s
 
