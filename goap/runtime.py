@@ -74,7 +74,7 @@ EVENTS = (
 _COUNTER_SLOTS = {
     0: "goals_achieved", 1: "plans_requested", 2: "plans_made", 3: "plans_failed", 4: "plans_satisfied",
     5: "plans_deferred", 6: "nodes_expanded", 7: "actions_started", 8: "actions_done", 9: "actions_failed",
-    10: "idle", 11: "alive",
+    10: "idle", 11: "alive", 19: "plans_segmented",
 }
 _COUNTER_SLOTS.update({12 + c: f"replan_{name}" for c, name in enumerate(CAUSES) if c})
 _COUNTER_SLOTS.update({20 + int(s): f"plans_failed_{s.label}" for s in Status if s > Status.SATISFIED})
@@ -424,14 +424,20 @@ class Brain:
         if self.world is not None:
             self.world.act(self, dt)
             self._finish_actions()
-        self._launch(self._kernels.advance_tick, 1, [self._tick])
+        self._launch(self._kernels.advance_tick, 1, [self._tick], record=True)
         lap("act")
 
-    def _launch(self, kernel: Any, dim: int, inputs: list[Any]) -> None:
-        if dim:
-            cmd = self._recorded(kernel, inputs)
-            cmd.set_dim(dim)
-            cmd.launch()
+    def _launch(self, kernel: Any, dim: int, inputs: list[Any], record: bool = False) -> None:
+        """Launch over ``dim`` threads; ``record`` replays a recorded launch (only for the tick's fixed arrays: a
+        recorded launch keeps its inputs alive)."""
+        if not dim:
+            return
+        if not record:
+            self._wp.launch(kernel, dim=dim, inputs=inputs, device=self.device)
+            return
+        cmd = self._recorded(kernel, inputs)
+        cmd.set_dim(dim)
+        cmd.launch()
 
     def _recorded(self, kernel: Any, inputs: list[Any]) -> Any:
         """A recorded launch of ``kernel`` with these inputs, made once and replayed.
@@ -454,22 +460,30 @@ class Brain:
             entry = self._launches[key] = (cmd, list(inputs), loaded)
         return entry[0]
 
-    def _launch_agents(self, kernel: Any, dim: int, inputs: list[Any]) -> None:
-        """Launch a per-agent kernel (its last two arguments: first row, counter row), in chunks on the CPU."""
+    def _launch_agents(self, kernel: Any, dim: int, inputs: list[Any], record: bool = True) -> None:
+        """Launch a per-agent kernel (its last two arguments: first row, counter row), in chunks on the CPU.
+
+        The tick's launches are recorded once and replayed (``record``): their arrays are allocated once, and
+        packing a launch's arguments costs more than running a stage over thousands of agents on the CPU.
+        """
         if not dim:
             return
         chunks = self._threads if self._pool is not None and dim >= 2048 * self._threads else 1
         if chunks == 1:
-            self._launch(kernel, dim, [*inputs, 0, 0])
+            self._launch(kernel, dim, [*inputs, 0, 0], record=record)
             return
         size = -(-dim // chunks)
         spans = [(k, k * size, min(size, dim - k * size)) for k in range(chunks) if k * size < dim]
-        cmds = []
-        for k, first, n in spans:
-            cmd = self._recorded(kernel, [*inputs, first, k])
-            cmd.set_dim(n)
-            cmds.append(cmd)
-        for f in [self._pool.submit(cmd.launch) for cmd in cmds]:
+        if not record:
+            jobs = [lambda k=k, first=first, n=n: self._wp.launch(kernel, dim=n, inputs=[*inputs, first, k],
+                                                                  device=self.device) for k, first, n in spans]
+        else:
+            jobs = []
+            for k, first, n in spans:
+                cmd = self._recorded(kernel, [*inputs, first, k])
+                cmd.set_dim(n)
+                jobs.append(cmd.launch)
+        for f in [self._pool.submit(job) for job in jobs]:
             f.result()
 
     def _select(self) -> None:
@@ -477,9 +491,10 @@ class Brain:
         scores = a.priorities if self.goal_scorer is None else self._scores()
         self._launch_agents(k.select_goals, self.n_agents, [
             self._tick, a.states, self._tables_d.goals, a.alive, a.priorities, scores, a.cooldown_until,
-            a.pinned_goal, self.goal_hysteresis, a.goal, a.plan_length, a.step, a.needs_plan, a.replan_cause,
+            a.pinned_goal, self.goal_hysteresis, a.goal, a.plan_length, a.plan_level, a.step, a.needs_plan,
+            a.replan_cause,
             a.action, a.action_ticks, a.event_bits, self._counters,
-        ])
+        ], record=self.goal_scorer is None)  # a scorer's array is new each tick: not worth keeping
         if self.outcomes is not None:
             self._close_outcomes()
 
@@ -548,7 +563,7 @@ class Brain:
         if self.outcomes is not None:
             self._open_outcomes(self._q_ids.numpy()[: int(self._q_count.numpy()[1])])
         self._launch_agents(k.accept_plans, dim, [
-            self._tick, self._q_ids, self._q_count, self.cooldown_ticks, a.plan_status, a.plan_level,
+            self._tick, self._q_ids, self._q_count, self.cooldown_ticks, a.plan.shape[1], a.plan_status, a.plan_level,
             self._n_levels - 1, a.expanded, a.goal, a.plan_length, a.step, a.needs_plan, a.waiting,
             a.last_failure, a.cooldown_until, a.action, a.event_bits, self._counters,
         ])
@@ -569,7 +584,8 @@ class Brain:
         """Longest waiting first, then highest priority, then lowest index: two stable sorts (priority, wait)."""
         wp = self._wp
         wp.utils.radix_sort_pairs(self._q_key, self._q_ids, count)
-        self._launch(self._kernels.wait_keys, count, [self._q_ids, self._q_count, self.arrays.waiting, self._q_wait])
+        self._launch(self._kernels.wait_keys, count, [self._q_ids, self._q_count, self.arrays.waiting, self._q_wait],
+                     record=True)
         wp.utils.radix_sort_pairs(self._q_wait, self._q_ids, count)
 
     def _plan_on_host(self, n: int) -> None:
@@ -718,7 +734,7 @@ class Brain:
         rows, a = self._rows(agents), self.arrays
         self._launch(self._kernels.replan_agents, rows.shape[0], [
             rows, CAUSES.index(cause), a.alive, a.goal, a.plan_length, a.step, a.needs_plan, a.replan_cause,
-            a.action, a.action_ticks,
+            a.action, a.action_ticks, a.plan_level,
         ])
 
     def set_goal(self, agents: Any, goal: str | int) -> None:

@@ -582,3 +582,20 @@ def test_auto_dedupe_pauses_when_no_query_repeats():
     alike = engine_brain(200, planner="warp")
     alike.tick()
     assert alike._dedupe_on  # everyone starts alike: grouping pays
+
+
+@pytest.mark.parametrize("planner", ["reference", "warp"])
+def test_plans_longer_than_the_buffer_arrive_in_segments(planner):
+    b = DomainBuilder("chain").int("n", 0, 7)
+    for k in range(7):
+        b.action(f"step{k}", pre={"n": k}, effects={"n": k + 1})
+    domain = b.goal("top", want={"n": 7}).build()
+    brain = Brain(domain, 3, planner=planner, device="cpu", max_plan_length=3)
+    done = []
+    for _ in range(12):
+        brain.tick()
+        done.append(brain.read_fact("n").numpy().tolist())
+        h(brain.action_status)[h(brain.action) >= 0] = DONE
+    assert done[-1] == [7, 7, 7]
+    assert brain.counters["plans_segmented"] >= 3 and brain.counters.get("plans_failed", 0) == 0
+    assert brain.counters["goals_achieved"] == 3

@@ -28,6 +28,7 @@ FAILED = wp.constant(2)
 ST_OK = wp.constant(0)
 ST_SATISFIED = wp.constant(1)
 ST_BUDGET = wp.constant(3)
+ST_TOO_LONG = wp.constant(4)
 
 # Replan causes (goap.runtime.CAUSES).
 CAUSE_NEW_GOAL = wp.constant(1)
@@ -59,6 +60,7 @@ C_ACTIONS_DONE = wp.constant(8)
 C_ACTIONS_FAILED = wp.constant(9)
 C_IDLE = wp.constant(10)
 C_ALIVE = wp.constant(11)
+C_PLANS_SEGMENTED = wp.constant(19)
 C_REPLAN = wp.constant(12)  # + cause (1..7)
 C_FAILED_STATUS = wp.constant(20)  # + planner status (0..7)
 N_COUNTERS = 28
@@ -93,6 +95,7 @@ def select_goals(
     hysteresis: float,
     goal: wp.array(dtype=wp.int32),
     plan_length: wp.array(dtype=wp.int32),
+    plan_level: wp.array(dtype=wp.int8),
     step: wp.array(dtype=wp.int32),
     needs_plan: wp.array(dtype=wp.bool),
     replan_cause: wp.array(dtype=wp.int8),
@@ -145,6 +148,7 @@ def select_goals(
     if best != current:
         goal[i] = best
         plan_length[i] = 0
+        plan_level[i] = wp.int8(0)  # a new query: its search starts with the first pool
         step[i] = 0
         action[i] = -1
         action_ticks[i] = 0
@@ -271,6 +275,7 @@ def accept_plans(
     q_ids: wp.array(dtype=wp.int32),
     q_count: wp.array(dtype=wp.int32),
     cooldown_ticks: int,
+    plan_capacity: int,
     plan_status: wp.array(dtype=wp.int8),
     plan_level: wp.array(dtype=wp.int8),
     max_level: int,
@@ -307,7 +312,10 @@ def accept_plans(
     plan_level[i] = wp.int8(0)
     step[i] = 0
     action[i] = -1
-    if st == ST_OK:
+    if st == ST_OK or st == ST_TOO_LONG:
+        if st == ST_TOO_LONG:  # the first plan_capacity steps of a longer optimal plan: replanned after them
+            plan_length[i] = plan_capacity
+            wp.atomic_add(counters, chunk, C_PLANS_SEGMENTED, wp.int64(1))
         events[i] = events[i] | EV_PLAN_FOUND
         wp.atomic_add(counters, chunk, C_PLANS_MADE, wp.int64(1))
     elif st == ST_SATISFIED:
@@ -508,6 +516,7 @@ def replan_agents(
     replan_cause: wp.array(dtype=wp.int8),
     action: wp.array(dtype=wp.int32),
     action_ticks: wp.array(dtype=wp.int32),
+    plan_level: wp.array(dtype=wp.int8),
 ):
     """Force a new plan next tick (the current one is dropped); agents without a goal pick one as usual."""
     t = wp.tid()
@@ -515,6 +524,7 @@ def replan_agents(
     if not alive[i]:
         return
     plan_length[i] = 0
+    plan_level[i] = wp.int8(0)
     step[i] = 0
     action[i] = -1
     action_ticks[i] = 0
