@@ -193,6 +193,10 @@ def recipes(args: argparse.Namespace) -> list[Any]:
     raise ValueError(f"unknown suite {suite!r} (expected pddl, random or world:NAME)")
 
 
+#: The built-in external planners (`goap.bench.external`): refused outside the PDDL suite before they are looked for.
+_EXTERNAL_NAMES = frozenset({"fd-lmcut", "pyperplan-lmcut"})
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``goap bench``; raises ValueError / DomainError with a clear message for bad input."""
     if getattr(args, "selectors", None):
@@ -200,11 +204,13 @@ def run(args: argparse.Namespace) -> int:
     for path in (args.json, args.csv, args.plot):
         if path:
             report.check_writable(path)
+    is_pddl = str(args.suite) == "pddl"
+    if not is_pddl and (args.external or any(p.strip() in _EXTERNAL_NAMES for p in args.planners.split(","))):
+        raise ValueError("external planners read PDDL files: use them with --suite pddl")
     configs = planner_configs(args.planners, args.planner_option, args.external)
     scatter = _scatter_pair(args.scatter, configs)
     if args.plot:
         report.require_matplotlib()
-    is_pddl = str(args.suite) == "pddl"
     if not is_pddl and any(c.external is not None for c in configs):
         raise ValueError("external planners read PDDL files: use them with --suite pddl")
     settings = Settings(
