@@ -1105,12 +1105,7 @@ def _counters(data: dict[str, np.ndarray], where: str) -> dict[str, int]:
     return counters
 
 
-def agents_with(brain: Brain, event: str) -> np.ndarray:
-    """Host indices of the agents that had ``event`` last tick (same as ``brain.events.agents(event)``)."""
-    return brain.events.agents(event)
-
-
 __all__ = [
     "Brain", "BrainError", "CAUSES", "EVENTS", "Events", "FactSlot", "FIELDS", "SnapshotError", "STAGES",
-    "TickStats", "agents_with",
+    "TickStats",
 ]

@@ -218,3 +218,21 @@ def test_budget_order_longest_waiting_then_priority_then_index(budget):
         if i in planned and brain.plan_level.numpy()[i] > 0:
             continue
         assert brain.waiting.numpy()[i] == expect_wait, f"agent {i}"
+
+
+def test_warp_table_structs_name_only_fields_of_the_numpy_tables():
+    """One vocabulary: every field of a Warp table struct is a field (or property) of the numpy table it mirrors,
+    and the generic copy fills them all."""
+    from goap.kernels import semantics as S
+
+    brain = Brain(random_domain(0), 1, planner="reference")
+    t = brain.tables
+    pairs = [(t, S.DomainTables), (t.layout, S.Layout), (t.pre_ints, S.CondList), (t.eff_steps, S.StepList),
+             (t.goals, S.GoalTables), (t.relaxed, S.RelaxedTables)]
+    for table, struct in pairs:
+        missing = set(S.struct_fields(struct)) - S.table_field_names(table)
+        assert not missing, f"{struct.key}: {sorted(missing)}"
+    d = S.to_device(t, S.DomainTables, "cpu")
+    np.testing.assert_array_equal(d.pre_mask.numpy(), t.pre_mask)
+    np.testing.assert_array_equal(d.goals.ints.start.numpy(), t.goals.ints.start)
+    assert d.n_actions == t.n_actions and d.layout.n_words == t.n_words

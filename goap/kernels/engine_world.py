@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import warp as wp
 
+from goap.kernels.semantics import write_field
+
 wp.set_module_options({"enable_backward": False})
 
 
@@ -32,8 +34,7 @@ def drift_facts(
         v = wp.uint64(wp.randi(rng, 0, int(hi[f]) + 1))
     else:
         v = wp.uint64(wp.randi(rng, 0, 2147483647))
-    sh = wp.uint64(shift[f])
-    states[i, word[f]] = (states[i, word[f]] & ~(mask[f] << sh)) | ((v & mask[f]) << sh)
+    write_field(states, i, word[f], shift[f], mask[f], v)
 
 
 @wp.kernel

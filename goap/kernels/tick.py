@@ -15,6 +15,8 @@ from goap.kernels.semantics import (
     apply_effects,
     goal_reached,
     is_applicable,
+    read_field,
+    write_field,
 )
 
 wp.set_module_options({"enable_backward": False})
@@ -483,8 +485,7 @@ def read_fact_values(
     out: wp.array(dtype=wp.int64),
 ):
     t = wp.tid()
-    i = rows[t]
-    out[t] = wp.int64((states[i, word] >> wp.uint64(shift)) & mask) + lo
+    out[t] = wp.int64(read_field(states, rows[t], word, shift, mask)) + lo
 
 
 @wp.kernel
@@ -498,10 +499,7 @@ def write_fact_values(
     values: wp.array(dtype=wp.int64),
 ):
     t = wp.tid()
-    i = rows[t]
-    sh = wp.uint64(shift)
-    v = wp.uint64(values[t] - lo) & mask
-    states[i, word] = (states[i, word] & ~(mask << sh)) | (v << sh)
+    write_field(states, rows[t], word, shift, mask, wp.uint64(values[t] - lo))
 
 
 @wp.kernel
