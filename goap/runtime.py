@@ -564,7 +564,7 @@ class Brain:
             self._open_outcomes(self._q_ids.numpy()[: int(self._q_count.numpy()[1])])
         self._launch_agents(k.accept_plans, dim, [
             self._tick, self._q_ids, self._q_count, self.cooldown_ticks, a.plan.shape[1], a.plan_status, a.plan_level,
-            self._n_levels - 1, a.expanded, a.goal, a.plan_length, a.step, a.needs_plan, a.waiting,
+            self._n_levels, a.expanded, a.goal, a.plan_length, a.step, a.needs_plan, a.waiting,
             a.last_failure, a.cooldown_until, a.action, a.event_bits, self._counters,
         ])
 
@@ -1030,7 +1030,7 @@ class Brain:
             "goal": (-1, G - 1), "pinned_goal": (-1, G - 1), "plan": (-1, A - 1), "action": (-1, A - 1),
             "plan_length": (0, None), "step": (0, None), "action_status": (0, 2), "replan_cause": (0, len(CAUSES) - 1),
             "plan_status": (0, len(Status) - 1), "last_failure": (-1, len(Status) - 1), "waiting": (0, None),
-            "action_ticks": (0, None), "plan_level": (0, max(0, self._n_levels - 1)),
+            "action_ticks": (0, None), "plan_level": (0, self._n_levels),
         }
         for name, (lo, hi) in ranges.items():
             arr = arrays[name]

@@ -599,3 +599,22 @@ def test_plans_longer_than_the_buffer_arrive_in_segments(planner):
     assert done[-1] == [7, 7, 7]
     assert brain.counters["plans_segmented"] >= 3 and brain.counters.get("plans_failed", 0) == 0
     assert brain.counters["goals_achieved"] == 3
+
+
+def test_a_search_that_outgrows_its_pool_continues_over_ticks_without_cooldown():
+    b = DomainBuilder("lock")
+    for k in range(4):
+        b.int(f"d{k}", 0, 5)
+        b.action(f"up{k}", pre={f"d{k}": "< 5"}, effects={f"d{k}": "+= 1"})
+        b.action(f"down{k}", pre={f"d{k}": "> 0"}, effects={f"d{k}": "-= 1"})
+    domain = b.goal("open", want={"d0": 5, "d1": 4, "d2": 5, "d3": 3}).build()
+    brain = Brain(domain, 2, device="cpu", max_nodes=16, search_nodes_per_tick=1,
+                  planner_options={"heuristic": "hmax1", "node_ceiling": 16 * 8**3})
+    assert brain._n_levels >= 3
+    for _ in range(8):
+        brain.tick()
+        if brain.counters["plans_made"] == 2:
+            break
+    assert brain.counters["plans_deferred"] >= 2 and brain.counters.get("plans_failed", 0) == 0
+    assert brain.counters["plans_made"] == 2 and (h(brain.cooldown_until) == 0).all()
+    assert len(brain.agent_plan(0)) == 17  # 5 + 4 + 5 + 3 steps up, optimal

@@ -280,7 +280,7 @@ def accept_plans(
     plan_capacity: int,
     plan_status: wp.array(dtype=wp.int8),
     plan_level: wp.array(dtype=wp.int8),
-    max_level: int,
+    n_levels: int,
     expanded: wp.array(dtype=wp.int32),
     goal: wp.array(dtype=wp.int32),
     plan_length: wp.array(dtype=wp.int32),
@@ -297,7 +297,7 @@ def accept_plans(
 ):
     """Take the planner's results for the agents planned this tick: a plan starts at step 0; a goal that already
     holds waits for the next selection; a failed search cools that goal down and drops it; a search that ran out
-    of its pool below the largest level stays queued for a later tick (deferred)."""
+    of its pool with larger pools still to try (level < n_levels) stays queued for a later tick (deferred)."""
     t = wp.tid() + first
     if t >= q_count[1]:
         return
@@ -305,7 +305,7 @@ def accept_plans(
     st = int(plan_status[i])
     wp.atomic_add(counters, chunk, C_PLANS_REQUESTED, wp.int64(1))
     wp.atomic_add(counters, chunk, C_NODES_EXPANDED, wp.int64(expanded[i]))
-    if st == ST_BUDGET and int(plan_level[i]) < max_level:
+    if st == ST_BUDGET and int(plan_level[i]) < n_levels:  # deferred: resumes at this pool level next tick
         wp.atomic_add(counters, chunk, C_PLANS_DEFERRED, wp.int64(1))
         plan_length[i] = 0
         return
