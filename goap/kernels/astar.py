@@ -427,8 +427,8 @@ def astar_kernel(n_words: int) -> wp.Kernel:
 
     @wp.kernel(enable_backward=False, module="unique")
     def plan_astar(
-        q: Query, first: int, scratch_first: int, dt: DomainTables, gt: GoalTables, ct: ConditionTables,
-        rel: Relevance, s: Search, sc: Scratch, out: Results, pending: wp.array(dtype=wp.int32),
+        q: Query, first: int, scratch_first: int, row_step: int, dt: DomainTables, gt: GoalTables,
+        ct: ConditionTables, rel: Relevance, s: Search, sc: Scratch, out: Results, pending: wp.array(dtype=wp.int32),
     ):
         tid = wp.tid()
         i = first + tid
@@ -437,7 +437,9 @@ def astar_kernel(n_words: int) -> wp.Kernel:
         row = i
         if q.use_ids != 0:
             row = q.ids[i]
-        t = scratch_first + tid  # this thread's scratch row
+        # This thread's scratch row: its own on a GPU (row_step 1); on the CPU, where a launch runs its threads one
+        # after another, every thread of the launch reuses one row (row_step 0), which stays in cache.
+        t = scratch_first + tid * row_step
         M = s.pool
         base = t * (M + 1)
         spare = base + M  # where successors are built

@@ -3,14 +3,14 @@
 A call runs in waves. The first wave covers every requested agent with the level-0 pool (``max_nodes`` states):
 on a GPU in one launch (or several when their scratch would pass half of ``max_scratch_bytes``); on the CPU, where
 a Warp launch is a serial loop on one core that releases the GIL, in chunks launched from a small thread pool,
-each worker reusing its own chunk-sized scratch. Agents whose pool filled up are then searched again, level by
+the searches of a chunk one after another in one scratch row of their worker (which stays in cache). Agents whose pool filled up are then searched again, level by
 level, with pools ``growth`` times larger and as many agents at once as the other half of ``max_scratch_bytes``
 holds (found, compacted and counted on the device). ``max_escalated_nodes`` bounds that escalated work per call;
 what is left is deferred (BUDGET below the last level; see `goap.planners.base`).
 
 Scratch per agent (bytes) for a pool of M states: `goap.encoding.scratch_bytes_per_agent` (about 8 W + 36 bytes
-per state; 45 KB at the default M = 1024 with one-word states). Only the first pool is held per agent of a wave;
-a level-l search holds ``growth**l`` times that, for few agents at a time. ``max_scratch_bytes`` is a hard cap on
+per state; 45 KB at the default M = 1024 with one-word states). On a GPU the first pool is held per agent of a
+wave, on the CPU per worker thread; a level-l search holds ``growth**l`` times that, for few agents at a time. ``max_scratch_bytes`` is a hard cap on
 all scratch the planner holds: a first pool that does not fit in half of it is refused when the planner is made,
 and levels whose single search would not fit in the other half are dropped (``n_levels`` says how many remain).
 """
@@ -137,6 +137,7 @@ class WarpAStarPlanner:
         self._dummy_costs = wp.zeros((1, 1), dtype=wp.float32, device=dev)
         self._dummy_enabled = wp.zeros((1, 1), dtype=wp.bool, device=dev)
         self._dummy_ids = wp.zeros(1, dtype=wp.int32, device=dev)
+        self._row_step = 0 if dev.is_cpu else 1  # see plan_astar: CPU launches share one scratch row per worker
         self._count = wp.zeros(1, dtype=wp.int32, device=dev)
         self._pending = wp.zeros(1, dtype=wp.int32, device=dev)
         self._granted = wp.zeros(1, dtype=wp.int32, device=dev)
@@ -235,8 +236,8 @@ class WarpAStarPlanner:
             # A plain launch each time: a recorded one would keep the kernel's function pointer, which Warp frees
             # when it reloads the module (a planner for another word count adds functions to it).
             wp.launch(self.kernel, dim=rows, device=dev,
-                      inputs=[qs, first, scratch_first, self._dt, gt, self._ct, rel, self._searches[lv], sc, results,
-                              self._pending])
+                      inputs=[qs, first, scratch_first, self._row_step, self._dt, gt, self._ct, rel,
+                              self._searches[lv], sc, results, self._pending])
 
         # Wave 0: every requested row, first pool.
         self._waves(lambda first, rows, sc, sf: launch(q, first, rows, 0, sc, sf), capacity)
@@ -253,6 +254,8 @@ class WarpAStarPlanner:
                 pool = self.pools[lv]
                 per = self.bytes_per_agent(pool)
                 slots = max(1, min(capacity, (self.max_scratch_bytes - self.max_scratch_bytes // 2) // per))
+                if self._row_step == 0:  # searches of a CPU launch run one after another in one scratch row
+                    slots = capacity
                 if bound is not None:
                     slots = min(slots, max(1, int(bound) // pool))
                 wp.launch(k.select_level, dim=capacity, inputs=[q, results, lv, flags], device=dev)
@@ -262,13 +265,13 @@ class WarpAStarPlanner:
                           inputs=[flags, offsets, capacity, pool, slots if bound is not None else capacity,
                                   int(bound is not None), self._budget, self._granted])
                 if bound is not None:
-                    sc = self._escalated_scratch(lv, slots)
+                    sc = self._escalated_scratch(lv, self._escalated_rows(slots))
                     self._spread(lambda first, rows, sf, lv=lv, sc=sc: launch(lq, first, rows, lv, sc, sf), slots)
                 else:
                     waiting = int(self._granted.numpy()[0])
                     if waiting == 0:
                         continue
-                    sc = self._escalated_scratch(lv, min(slots, waiting))
+                    sc = self._escalated_scratch(lv, self._escalated_rows(min(slots, waiting)))
                     for start in range(0, waiting, slots):
                         span = min(slots, waiting - start)
                         self._spread(lambda first, rows, sf, lv=lv, sc=sc, s0=start: launch(
@@ -289,8 +292,8 @@ class WarpAStarPlanner:
         if self.device.is_cpu:
             chunk = self.chunk_size or min(512, max(16, -(-rows // (4 * self.threads))))
             workers = max(1, min(self.threads, half // per))
-            chunk = max(1, min(chunk, rows, half // (workers * per)))
-            self._ensure_scratch(chunk, workers)
+            chunk = max(1, min(chunk, rows))
+            self._ensure_scratch(chunk if self._row_step else 1, workers)  # row_step 0: one row per worker
             spans = [(s, min(chunk, rows - s)) for s in range(0, rows, chunk)]
 
             def run(span: tuple[int, int]) -> None:
@@ -316,14 +319,19 @@ class WarpAStarPlanner:
             finally:
                 self._scratch.put(sc)
 
+    def _escalated_rows(self, searches: int) -> int:
+        """Scratch rows an escalated wave of ``searches`` needs: one per search on a GPU, one per worker on the CPU."""
+        return min(searches, self.threads) if self._row_step == 0 else searches
+
     def _spread(self, run_span: Any, rows: int) -> None:
-        """An escalated wave of ``rows`` threads over one shared scratch set: split across CPU workers."""
+        """An escalated wave of ``rows`` threads over one shared scratch set: split across CPU workers, part k
+        in scratch row k (on a GPU, thread i uses row i)."""
         if self._pool is None or rows < 2:
             run_span(0, rows, 0)
             return
         parts = min(self.threads, rows)
         step = math.ceil(rows / parts)
-        futures = [self._pool.submit(run_span, s, min(step, rows - s), s) for s in range(0, rows, step)]
+        futures = [self._pool.submit(run_span, s, min(step, rows - s), k) for k, s in enumerate(range(0, rows, step))]
         for f in futures:
             f.result()
 
