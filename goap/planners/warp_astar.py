@@ -3,16 +3,18 @@
 A call runs in waves. The first wave covers every requested agent with the level-0 pool (``max_nodes`` states):
 on a GPU in one launch (or several when their scratch would pass half of ``max_scratch_bytes``); on the CPU, where
 a Warp launch is a serial loop on one core that releases the GIL, in chunks launched from a small thread pool,
-the searches of a chunk one after another in one scratch row of their worker (which stays in cache). Agents whose pool filled up are then searched again, level by
-level, with pools ``growth`` times larger and as many agents at once as the other half of ``max_scratch_bytes``
-holds (found, compacted and counted on the device). ``max_escalated_nodes`` bounds that escalated work per call;
-what is left is deferred (BUDGET below the last level; see `goap.planners.base`).
+the searches of a chunk one after another in one scratch row of their worker (which stays in cache). Agents whose
+pool filled up are then searched again, level by level, with pools ``growth`` times larger and as many agents at
+once as the other half of ``max_scratch_bytes`` holds (found, compacted and counted on the device).
+``max_escalated_nodes`` bounds that escalated work per call; what is left is deferred (BUDGET below the last
+level; see `goap.planners.base`). Each launch is recorded once and replayed (see `WarpAStarPlanner._recorded`).
 
-Scratch per agent (bytes) for a pool of M states: `goap.encoding.scratch_bytes_per_agent` (about 8 W + 36 bytes
+Scratch per search (bytes) for a pool of M states: `goap.encoding.scratch_bytes_per_agent` (about 8 W + 36 bytes
 per state; 45 KB at the default M = 1024 with one-word states). On a GPU the first pool is held per agent of a
-wave, on the CPU per worker thread; a level-l search holds ``growth**l`` times that, for few agents at a time. ``max_scratch_bytes`` is a hard cap on
-all scratch the planner holds: a first pool that does not fit in half of it is refused when the planner is made,
-and levels whose single search would not fit in the other half are dropped (``n_levels`` says how many remain).
+wave, on the CPU per worker thread; a level-l search holds ``growth**l`` times that, for few searches at a time.
+``max_scratch_bytes`` is a hard cap on all scratch the planner holds: a first pool that does not fit in half of it
+is refused when the planner is made, and levels whose single search would not fit in the other half are dropped
+(``n_levels`` says how many remain).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 import queue
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -122,6 +125,7 @@ class WarpAStarPlanner:
                 f"max_scratch_bytes={self.max_scratch_bytes:,} (the first pool's share); lower max_nodes or raise "
                 f"max_scratch_bytes"
             )
+        self._first_bytes = first
         self.pools = [p for p in pool_levels(self.max_nodes, int(growth), ceiling)
                       if p == self.max_nodes or self.bytes_per_agent(p) <= self.max_scratch_bytes - half]
 
@@ -147,6 +151,8 @@ class WarpAStarPlanner:
         self._wrapped: dict[tuple, tuple[np.ndarray, Any]] = {}  # zero-copy wrappers of host arrays (CPU)
         self._results_cache: tuple[tuple, Any, Any] | None = None
         self._compact: tuple[int, Any, Any, Any] | None = None  # (capacity, flags, offsets, rows)
+        self._launches: dict[tuple, list] = {}  # see _recorded
+        self._record_lock = threading.Lock()
         self._query = astar.Query()
         self._level_query = astar.Query()
         self._searches = [self._search_struct(lv) for lv in range(self.n_levels)]
@@ -233,11 +239,13 @@ class WarpAStarPlanner:
         self._set(self._pending, 0)
 
         def launch(qs: Any, first: int, rows: int, lv: int, sc: Any, scratch_first: int) -> None:
-            # A plain launch each time: a recorded one would keep the kernel's function pointer, which Warp frees
-            # when it reloads the module (a planner for another word count adds functions to it).
-            wp.launch(self.kernel, dim=rows, device=dev,
-                      inputs=[qs, first, scratch_first, self._row_step, self._dt, gt, self._ct, rel,
-                              self._searches[lv], sc, results, self._pending])
+            entry = self._recorded(qs, lv, sc, scratch_first, gt, rel, results)
+            cmd = entry[0]
+            cmd.set_param_at_index_from_ctype(1, first)
+            if entry[6] != rows:  # set_dim rebuilds the launch bounds: only when the thread count changes
+                cmd.set_dim(rows)
+                entry[6] = rows
+            cmd.launch()
 
         # Wave 0: every requested row, first pool.
         self._waves(lambda first, rows, sc, sf: launch(q, first, rows, 0, sc, sf), capacity)
@@ -288,7 +296,7 @@ class WarpAStarPlanner:
     def _waves(self, run_span: Any, rows: int) -> None:
         """Wave 0: CPU chunks over worker threads (each with its own scratch), or GPU waves within the cap."""
         half = self.max_scratch_bytes // 2
-        per = self.bytes_per_agent()
+        per = self._first_bytes
         if self.device.is_cpu:
             chunk = self.chunk_size or min(512, max(16, -(-rows // (4 * self.threads))))
             workers = max(1, min(self.threads, half // per))
@@ -334,6 +342,40 @@ class WarpAStarPlanner:
         futures = [self._pool.submit(run_span, s, min(step, rows - s), k) for k, s in enumerate(range(0, rows, step))]
         for f in futures:
             f.result()
+
+    def _recorded(self, qs: Any, lv: int, sc: Any, scratch_first: int, gt: Any, rel: Any, results: Any) -> list:
+        """The search kernel's launch for this query struct, level, scratch set and scratch row, recorded once
+        (``[launch, code it was recorded against, goal struct, relevance, results, holds, thread count]``).
+
+        Packing the kernel's twelve arguments (the table structs hold dozens of arrays) is most of a small call's
+        cost; a recorded launch is replayed with only ``first`` and the thread count set. Structs are passed by
+        reference to their C image, so later field changes (``_assign``) show through; a goal table or result
+        struct of another identity re-packs that argument. One entry per scratch set and row: two CPU workers
+        never share one. Warp frees a module's code when it reloads the module (a planner for another word count
+        adds functions to it), so an entry recorded against code no longer loaded is recorded again.
+        """
+        key = (id(qs), lv, id(sc), scratch_first)
+        entry = self._launches.get(key)
+        execs = self.kernel.module.execs
+        if entry is None or not any(e is entry[1] for e in execs.values()):
+            # Recorded under a lock: CPU workers call this concurrently, and recording two launches of a kernel at
+            # once from two threads crashes inside Warp (replaying them concurrently is safe).
+            with self._record_lock:
+                if len(self._launches) >= 256:
+                    self._launches.clear()
+                cmd = self._wp.launch(
+                    self.kernel, dim=1, device=self.device, record_cmd=True,
+                    inputs=[qs, 0, scratch_first, self._row_step, self._dt, gt, self._ct, rel, self._searches[lv],
+                            sc, results, self._pending])
+                ctx = self.device.context
+                loaded = next((e for k, e in self.kernel.module.execs.items() if k[0] == ctx), None)
+                entry = self._launches[key] = [cmd, loaded, gt, rel, results, (qs, sc), 1]  # holds what it points to
+                return entry
+        for index, slot, value in ((5, 2, gt), (7, 3, rel), (10, 4, results)):
+            if entry[slot] is not value:
+                entry[0].set_param_at_index(index, value)
+                entry[slot] = value
+        return entry
 
     def _set(self, arr: Any, value: int) -> None:
         if self.device.is_cpu:
