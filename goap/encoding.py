@@ -284,16 +284,21 @@ def scratch_bytes_per_agent(
         + 4 H                  hash table (H = the power of two >= 2M)
         + 8 A                  this agent's action costs
         + 8 P                  hmax2: cheapest achiever per precondition (P preconditions in all)
-        + 8 A + 8 C            hmax: per-action h_max, h_max per distinct precondition (C, at most P)
+        + 12 A + 16 C          hmax and lmcut: per action its h_max and unmet preconditions; per distinct
+                               precondition (C, at most P) its h_max, queue entry and queue position
+        + 16 A + 4 C           lmcut: per action remaining cost, pcf and mark; per condition a mark
         + 8 F                  the relaxed reachability check's reached values per fact
         + 4 L + 18             results
+    (An array a heuristic does not read takes one element: 8 bytes for pre_cost, 28 for h_max's, 20 for
+    LM-cut's.)
     """
     m = max_nodes
-    c = n_pre if n_conditions is None else n_conditions
+    a, c = max(1, n_actions), max(1, n_pre if n_conditions is None else n_conditions)
     per_node = 8 * n_words * (m + 1) + 28 * m + 4 * hash_size(m)
-    per_agent = 8 * max(1, n_actions) + 8 * max(1, n_facts)
+    per_agent = 8 * a + 8 * max(1, n_facts)
     per_agent += 8 * max(1, n_pre) if heuristic == "hmax2" else 8
-    per_agent += 8 * max(1, n_actions) + 8 * max(1, c) if heuristic == "hmax" else 16
+    per_agent += 12 * a + 16 * c if heuristic in ("hmax", "lmcut") else 28
+    per_agent += 16 * a + 4 * c if heuristic == "lmcut" else 20
     return per_node + per_agent + 4 * max_plan_length + 18
 
 

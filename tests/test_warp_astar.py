@@ -191,12 +191,22 @@ def test_registry_and_memory_formula():
     domain = small_domain()
     planner = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32)
     assert isinstance(planner, WarpAStarPlanner)
-    # hmax2 (default): 8W(M+1) + 28M + 4H + 8A + 8P + 16 + 8F + 4L + 18 with W=1, M=1024, H=2048, A=3 actions,
-    # P=2 preconditions, F=3 facts, L=32
-    assert planner.bytes_per_agent() == 8 * 1025 + 28 * 1024 + 4 * 2048 + 8 * 3 + 8 * 2 + 16 + 8 * 3 + 4 * 32 + 18
+    # hmax2 (default): 8W(M+1) + 28M + 4H + 8A + 8P + 28 + 20 + 8F + 4L + 18 with W=1, M=1024, H=2048, A=3 actions,
+    # P=2 preconditions, F=3 facts, L=32 (28 and 20: one element of each h_max and LM-cut array)
+    nodes = 8 * 1025 + 28 * 1024 + 4 * 2048
+    assert planner.bytes_per_agent() == nodes + 8 * 3 + 8 * 2 + 28 + 20 + 8 * 3 + 4 * 32 + 18
     full = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32, heuristic="hmax")
-    # hmax: 8A + 8 + 8A + 8C instead (C=2 distinct preconditions)
-    assert full.bytes_per_agent() == 8 * 1025 + 28 * 1024 + 4 * 2048 + 8 * 3 + 8 + 8 * 3 + 8 * 2 + 8 * 3 + 4 * 32 + 18
+    # hmax: 8A + 8 + 12A + 16C + 20 instead (C=2 distinct preconditions)
+    assert full.bytes_per_agent() == nodes + 8 * 3 + 8 + 12 * 3 + 16 * 2 + 20 + 8 * 3 + 4 * 32 + 18
+    lm = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32, heuristic="lmcut")
+    # lmcut: 8A + 8 + 12A + 16C + 16A + 4C
+    assert lm.bytes_per_agent() == nodes + 8 * 3 + 8 + 12 * 3 + 16 * 2 + 16 * 3 + 4 * 2 + 8 * 3 + 4 * 32 + 18
+    for p in (planner, full, lm):  # the formula counts exactly what the scratch allocates
+        sc = p._new_scratch(1, 1024)
+        held = sum(getattr(sc, f).capacity for f in ("node_state", "node_g", "node_h", "node_parent", "node_pos",
+                   "heap", "table", "act_cost", "pre_cost", "cond_h", "act_h", "cond_heap", "cond_pos", "act_left",
+                   "act_rc", "act_pcf", "act_mark", "cond_mark", "reached"))
+        assert held + 4 * 32 + 18 == p.bytes_per_agent()
     # No more than the float32 planner's 8W(M+1) + 29M + 4H + ... at the first pool.
     assert planner.bytes_per_agent() <= 8 * 1025 + 29 * 1024 + 4 * 2048 + 4 * 3 + 4 * 2 + 8 * 3 + 4 * 32 + 13
     # The village at the defaults: 100,000 agents in one GPU launch fit in a few GiB.
@@ -262,6 +272,6 @@ def test_weaker_heuristics_match_their_reference_and_expand_more(weaker):
     np.testing.assert_array_equal(f.cost[both], best.cost[both])  # both admissible: the same optimal costs
     assert f.expanded[both].sum() > best.expanded[both].sum()  # full h_max is the stronger one
     with pytest.raises(ValueError, match="unknown heuristic"):
-        WarpAStarPlanner(domain, heuristic="lmcut", device=DEVICE)
+        WarpAStarPlanner(domain, heuristic="hmax3", device=DEVICE)
     with pytest.raises(ValueError, match="'h2' is now called 'hmax2'"):
         WarpAStarPlanner(domain, heuristic="h2", device=DEVICE)

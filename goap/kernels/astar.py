@@ -16,13 +16,17 @@ Per-thread scratch (one row per thread of a wave, so CPU chunks reuse a chunk-si
     act_cost     float64[T, A]           this agent's action costs, inf where disabled
     pre_cost     float64[T, P]           cheapest usable achiever of each action precondition (hmax2)
     cond_h/act_h float64[T, C] / [T, A]  h_max of each distinct precondition, and per action the max over its own
+    cond_heap/pos int32 [T, C]           h_max's queue of conditions (LM-cut's stacks once it is empty), positions
+    act_left     int32  [T, A]           per action, its preconditions not yet popped (-2: outside the cone, off)
+    act_rc/pcf   float64/int32 [T, A]    LM-cut: remaining cost, pcf (precondition of largest h_max) per action
+    act/cond_mark int32 [T, A] / [T, C]  LM-cut: achieves the goal zone / in the cut; in the zone / before it
     reached      uint64 [T, F]           the relaxed reachability check's reached values, per fact
 
 No action is stored per node: a plan is read back by finding, for each node on the path, the first usable action
 that turns its parent's state into its own at exactly its g (the action the search recorded, as the reference's).
 The open list holds each open node once (a decrease-key heap), so it never outgrows the pool. The hash table is
 left empty after every search (the stored nodes are looked up and cleared). Every loop is bounded: probing by H,
-sifting by 32 levels, the search by M + 1 pops, h_max by C + 1 rounds.
+sifting by 32 levels, the search by M + 1 pops, h_max by C pops of its queue, LM-cut by A + 2 rounds of it.
 """
 
 from __future__ import annotations
@@ -50,7 +54,9 @@ STATUS_TOO_LONG = wp.constant(4)
 HEUR_HMAX = wp.constant(0)
 HEUR_HMAX2 = wp.constant(1)
 HEUR_HMAX1 = wp.constant(2)
-HEURISTIC_CODES = {"hmax": 0, "hmax2": 1, "hmax1": 2}
+HEUR_LMCUT = wp.constant(3)
+HEURISTIC_CODES = {"hmax": 0, "hmax2": 1, "hmax1": 2, "lmcut": 3}
+OUTSIDE = wp.constant(-2)  # cond_pos of a condition outside the goal's cone, act_left of an action outside or off
 
 
 @wp.struct
@@ -67,18 +73,25 @@ class ConditionTables:
     achiever_start: wp.array(dtype=wp.int32)
     achiever_action: wp.array(dtype=wp.int32)
     default_pre_cost: wp.array(dtype=wp.float64)
+    pre_of_start: wp.array(dtype=wp.int32)
+    pre_of_action: wp.array(dtype=wp.int32)
+    effect_start: wp.array(dtype=wp.int32)
+    effect_cond: wp.array(dtype=wp.int32)
     n_conditions: int
+    n_actions: int
 
 
 @wp.struct
 class Relevance:
     """`goap.planners.base.Relevance`: per goal of a goal table, the preconditions (ids of `ConditionTables`)
-    its h_max can depend on and the actions whose precondition maxima it reads."""
+    its h_max can depend on and the actions whose precondition maxima it reads; per goal atom, the equal
+    precondition's id (or -1)."""
 
     cond_start: wp.array(dtype=wp.int32)
     cond: wp.array(dtype=wp.int32)
     action_start: wp.array(dtype=wp.int32)
     action: wp.array(dtype=wp.int32)
+    atom_cond: wp.array(dtype=wp.int32)
 
 
 @wp.struct
@@ -123,6 +136,13 @@ class Scratch:
     pre_cost: wp.array2d(dtype=wp.float64)
     cond_h: wp.array2d(dtype=wp.float64)
     act_h: wp.array2d(dtype=wp.float64)
+    cond_heap: wp.array2d(dtype=wp.int32)
+    cond_pos: wp.array2d(dtype=wp.int32)
+    act_left: wp.array2d(dtype=wp.int32)
+    act_rc: wp.array2d(dtype=wp.float64)
+    act_pcf: wp.array2d(dtype=wp.int32)
+    act_mark: wp.array2d(dtype=wp.int32)
+    cond_mark: wp.array2d(dtype=wp.int32)
     reached: wp.array2d(dtype=wp.uint64)
 
 
@@ -299,44 +319,290 @@ def relaxed_reachable(
 
 
 @wp.func
-def hmax_fixpoint(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevance, g: int):
-    """h_max in node row r of the preconditions goal g can depend on (cond_h), and per action that can matter the
-    max over its own (act_h). The fixpoint is unique, so restricting it to the goal's backward cone (the
-    conditions its achievers need, recursively) gives the values of the full computation, at a fraction of it."""
+def cond_first(sc: Scratch, t: int, a: int, b: int) -> bool:
+    """Order of h_max's condition queue: lower value, then lower id (the values do not depend on it)."""
+    ha = sc.cond_h[t, a]
+    hb = sc.cond_h[t, b]
+    if ha != hb:
+        return ha < hb
+    return a < b
+
+
+@wp.func
+def cond_sift_up(sc: Scratch, t: int, i0: int):
+    i = i0
+    c = sc.cond_heap[t, i]
+    for _level in range(32):
+        if i == 0:
+            break
+        p = (i - 1) // 2
+        q = sc.cond_heap[t, p]
+        if not cond_first(sc, t, c, q):
+            break
+        sc.cond_heap[t, i] = q
+        sc.cond_pos[t, q] = i
+        i = p
+    sc.cond_heap[t, i] = c
+    sc.cond_pos[t, c] = i
+
+
+@wp.func
+def cond_pop(sc: Scratch, t: int, size: int) -> int:
+    """Remove the first condition of a queue of ``size`` > 0 and return it (its position becomes -1)."""
+    top = sc.cond_heap[t, 0]
+    sc.cond_pos[t, top] = -1
+    last = size - 1
+    if last == 0:
+        return top
+    c = sc.cond_heap[t, last]
+    i = int(0)
+    for _level in range(32):
+        k = 2 * i + 1
+        if k >= last:
+            break
+        if k + 1 < last:
+            if cond_first(sc, t, sc.cond_heap[t, k + 1], sc.cond_heap[t, k]):
+                k = k + 1
+        q = sc.cond_heap[t, k]
+        if not cond_first(sc, t, q, c):
+            break
+        sc.cond_heap[t, i] = q
+        sc.cond_pos[t, q] = i
+        i = k
+    sc.cond_heap[t, i] = c
+    sc.cond_pos[t, c] = i
+    return top
+
+
+@wp.func
+def relax_effects(sc: Scratch, t: int, ct: ConditionTables, a: int, v: wp.float64, size: int) -> int:
+    """Offer value v to every cone condition action a achieves; returns the queue's new size."""
+    for p in range(ct.effect_start[a], ct.effect_start[a + 1]):
+        e = ct.effect_cond[p]
+        pos = sc.cond_pos[t, e]
+        if pos != OUTSIDE and v < sc.cond_h[t, e]:
+            sc.cond_h[t, e] = v
+            if pos < 0:  # (a condition already popped has its final value, never above v)
+                sc.cond_heap[t, size] = e
+                size += 1
+                cond_sift_up(sc, t, size - 1)
+            else:
+                cond_sift_up(sc, t, pos)
+    return size
+
+
+@wp.func
+def action_cost(sc: Scratch, t: int, a: int, lm: int) -> wp.float64:
+    """The cost h_max reads: the agent's (inf where disabled), or LM-cut's remaining cost."""
+    if lm != 0:
+        return sc.act_rc[t, a]
+    return sc.act_cost[t, a]
+
+
+@wp.func
+def cone_reset(sc: Scratch, t: int, ct: ConditionTables):
+    """Mark every condition and action outside the goal's cone (the cone's own are set by `hmax_dijkstra`)."""
+    for c in range(ct.n_conditions):
+        sc.cond_pos[t, c] = OUTSIDE
+    for a in range(ct.n_actions):
+        sc.act_left[t, a] = OUTSIDE
+
+
+@wp.func
+def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevance, g: int, lm: int):
+    """h_max in node row r of the preconditions goal g can depend on (cond_h), and per action of its cone the max
+    over its own (act_h; inf while one is unreachable), by a generalized Dijkstra: conditions leave a queue in
+    order of their final value; an action whose last precondition leaves it fires and offers cost + that value to
+    what it achieves. The same fixpoint as rounds of Bellman-Ford (same float64 sums), in one pass over the cone.
+    With ``lm``, costs are LM-cut's remaining costs and each firing action records its pcf (`lmcut`). Call
+    `cone_reset` first (once per state). Bounded: each cone condition enters and leaves the queue once."""
     inf = wp.float64(wp.inf)
     zero = wp.float64(0.0)
     c0 = rel.cond_start[g]
     c1 = rel.cond_start[g + 1]
-    for i in range(c0, c1):
+    size = int(0)
+    for i in range(c0, c1):  # ascending ids, the true ones (value 0) in order: already a valid queue
         c = rel.cond[i]
+        sc.cond_pos[t, c] = -1
         v = field_value(sc.node_state[r, ct.word[c]], ct.shift[c], ct.mask[c])
         if condition_holds(v, ct.op[c], ct.k[c]):
             sc.cond_h[t, c] = zero
+            sc.cond_heap[t, size] = c
+            sc.cond_pos[t, c] = size
+            size += 1
         else:
             sc.cond_h[t, c] = inf
-    for _round in range(c1 - c0 + 1):
-        for i in range(rel.action_start[g], rel.action_start[g + 1]):
-            a = rel.action[i]
-            m = zero
-            for p in range(ct.action_start[a], ct.action_start[a + 1]):
-                m = wp.max(m, sc.cond_h[t, ct.action_cond[p]])
-            sc.act_h[t, a] = m
-        changed = int(0)
+    for i in range(rel.action_start[g], rel.action_start[g + 1]):
+        a = rel.action[i]
+        sc.act_h[t, a] = inf
+        cost = action_cost(sc, t, a, lm)
+        if not is_inf(cost):
+            n = ct.action_start[a + 1] - ct.action_start[a]
+            sc.act_left[t, a] = n
+            if n == 0:
+                sc.act_h[t, a] = zero
+                if lm != 0:
+                    sc.act_pcf[t, a] = -1
+                size = relax_effects(sc, t, ct, a, cost + zero, size)
+    for _pop in range(c1 - c0):
+        if size == 0:
+            break
+        c = cond_pop(sc, t, size)
+        size -= 1
+        hc = sc.cond_h[t, c]
+        for p in range(ct.pre_of_start[c], ct.pre_of_start[c + 1]):
+            a = ct.pre_of_action[p]
+            left = sc.act_left[t, a]
+            if left > 0:
+                sc.act_left[t, a] = left - 1
+                if left == 1:  # c was its last precondition: hc is the max over them
+                    sc.act_h[t, a] = hc
+                    if lm != 0:
+                        best = int(-1)
+                        for k in range(ct.action_start[a], ct.action_start[a + 1]):
+                            d = ct.action_cond[k]
+                            if sc.cond_h[t, d] == hc:
+                                if best < 0 or d < best:
+                                    best = d
+                        sc.act_pcf[t, a] = best
+                    size = relax_effects(sc, t, ct, a, action_cost(sc, t, a, lm) + hc, size)
+
+
+@wp.func
+def lm_trigger(sc: Scratch, t: int, ct: ConditionTables, a: int, size: int) -> int:
+    """LM-cut's forward exploration reaches action a through its pcf: into the cut when it achieves a goal-zone
+    condition (act_mark 1 -> 2), else what it achieves joins the before-zone set (pushed on the stack)."""
+    if sc.act_mark[t, a] != 0:
+        if sc.act_mark[t, a] == 1:
+            sc.act_mark[t, a] = 2
+        return size
+    for p in range(ct.effect_start[a], ct.effect_start[a + 1]):
+        e = ct.effect_cond[p]
+        if sc.cond_pos[t, e] != OUTSIDE:
+            if sc.cond_mark[t, e] == 0:
+                sc.cond_mark[t, e] = 2
+                sc.cond_heap[t, size] = e
+                size += 1
+    return size
+
+
+@wp.func
+def lm_zone_achiever(sc: Scratch, t: int, b: int, size: int) -> int:
+    """Action b achieves a goal-zone condition: mark it, and when it is reached at zero remaining cost its pcf
+    joins the zone (pushed on the stack)."""
+    sc.act_mark[t, b] = 1
+    if sc.act_left[t, b] == 0:
+        if sc.act_rc[t, b] == wp.float64(0.0):
+            p = sc.act_pcf[t, b]
+            if p >= 0:
+                if sc.cond_mark[t, p] == 0:
+                    sc.cond_mark[t, p] = 1
+                    sc.cond_heap[t, size] = p
+                    size += 1
+    return size
+
+
+@wp.func
+def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance) -> wp.float64:
+    """LM-cut of node row r for goal g (`goap.planners.reference`, node for node): rounds of h_max with remaining
+    costs, each cutting the justification graph between the state and the goal zone and charging the cut's
+    cheapest remaining cost. Bounded: at most cone actions + 1 rounds (each zeroes a cut action), each pass over
+    the cone's conditions once."""
+    inf = wp.float64(wp.inf)
+    zero = wp.float64(0.0)
+    at = gt.atoms
+    c0 = rel.cond_start[g]
+    c1 = rel.cond_start[g + 1]
+    a0 = rel.action_start[g]
+    a1 = rel.action_start[g + 1]
+    cone_reset(sc, t, ct)
+    for i in range(a0, a1):
+        a = rel.action[i]
+        sc.act_rc[t, a] = sc.act_cost[t, a]
+    total = zero
+    for _round in range(a1 - a0 + 2):
+        hmax_dijkstra(sc, t, r, ct, rel, g, 1)
+        # The goal action's pcf: the unmet goal condition of largest h_max, ties to the lowest condition id.
+        top = wp.float64(-1.0)
+        goal_pcf = int(-1)
+        key = int(-1)
+        for j in range(at.start[g], at.start[g + 1]):
+            v = field_value(sc.node_state[r, at.word[j]], at.shift[j], at.mask[j])
+            if not condition_holds(v, at.op[j], at.k[j]):
+                hj = inf
+                for p in range(gt.achievers[j], gt.achievers[j + 1]):
+                    b = gt.achiever_action[p]
+                    cb = sc.act_rc[t, b]
+                    if not is_inf(cb):
+                        hj = wp.min(hj, cb + sc.act_h[t, b])
+                kj = rel.atom_cond[j]
+                if kj < 0:
+                    kj = ct.n_conditions + (j - at.start[g])
+                if goal_pcf < 0 or hj > top or (hj == top and kj < key):
+                    top = hj
+                    goal_pcf = j
+                    key = kj
+        if is_inf(top):
+            return inf
+        if top == zero:
+            break
+        for i in range(c0, c1):
+            sc.cond_mark[t, rel.cond[i]] = 0
+        for i in range(a0, a1):
+            sc.act_mark[t, rel.action[i]] = 0
+        # The goal zone (cond_mark 1), on a stack in cond_heap (free once h_max is done).
+        size = int(0)
+        gc = rel.atom_cond[goal_pcf]
+        if gc >= 0:
+            sc.cond_mark[t, gc] = 1
+            sc.cond_heap[t, 0] = gc
+            size = int(1)
+        else:
+            for p in range(gt.achievers[goal_pcf], gt.achievers[goal_pcf + 1]):
+                size = lm_zone_achiever(sc, t, gt.achiever_action[p], size)
+        for _k in range(c1 - c0):
+            if size == 0:
+                break
+            size -= 1
+            c = sc.cond_heap[t, size]
+            for p in range(ct.achiever_start[c], ct.achiever_start[c + 1]):
+                size = lm_zone_achiever(sc, t, ct.achiever_action[p], size)
+        # Before the zone (cond_mark 2): from the conditions true in r and the always-true precondition.
+        size = int(0)
         for i in range(c0, c1):
             c = rel.cond[i]
-            hc = sc.cond_h[t, c]
-            if hc != zero:
-                best = inf
-                for p in range(ct.achiever_start[c], ct.achiever_start[c + 1]):
-                    b = ct.achiever_action[p]
-                    cb = sc.act_cost[t, b]
-                    if not is_inf(cb):
-                        best = wp.min(best, cb + sc.act_h[t, b])
-                if best < hc:
-                    sc.cond_h[t, c] = best
-                    changed = 1
-        if changed == 0:
+            if sc.cond_mark[t, c] == 0:
+                v = field_value(sc.node_state[r, ct.word[c]], ct.shift[c], ct.mask[c])
+                if condition_holds(v, ct.op[c], ct.k[c]):
+                    sc.cond_mark[t, c] = 2
+                    sc.cond_heap[t, size] = c
+                    size += 1
+        for i in range(a0, a1):
+            a = rel.action[i]
+            if sc.act_left[t, a] == 0 and ct.action_start[a] == ct.action_start[a + 1]:
+                size = lm_trigger(sc, t, ct, a, size)
+        for _k in range(c1 - c0):
+            if size == 0:
+                break
+            size -= 1
+            c = sc.cond_heap[t, size]
+            for p in range(ct.pre_of_start[c], ct.pre_of_start[c + 1]):
+                a = ct.pre_of_action[p]
+                if sc.act_left[t, a] == 0 and sc.act_pcf[t, a] == c:
+                    size = lm_trigger(sc, t, ct, a, size)
+        m = inf
+        for i in range(a0, a1):
+            a = rel.action[i]
+            if sc.act_mark[t, a] == 2:
+                m = wp.min(m, sc.act_rc[t, a])
+        if is_inf(m):
             break
+        total = total + m
+        for i in range(a0, a1):
+            a = rel.action[i]
+            if sc.act_mark[t, a] == 2:
+                sc.act_rc[t, a] = sc.act_rc[t, a] - m
+    return total
 
 
 @wp.func
@@ -356,8 +622,15 @@ def heuristic(
             unsat += 1
     if unsat == 0:
         return wp.float64(0.0)
+    if kind == HEUR_LMCUT:
+        lm = lmcut(sc, t, r, gt, g, ct, rel)
+        if is_inf(lm):
+            return inf
+        e = gt.max_achieved[g]
+        return wp.max(lm, wp.float64((unsat + e - 1) // e) * c_min)
     if kind == HEUR_HMAX:
-        hmax_fixpoint(sc, t, r, ct, rel, g)
+        cone_reset(sc, t, ct)
+        hmax_dijkstra(sc, t, r, ct, rel, g, 0)
     term = wp.float64(0.0)
     for j in range(at.start[g], at.start[g + 1]):
         v = field_value(sc.node_state[r, at.word[j]], at.shift[j], at.mask[j])

@@ -191,10 +191,10 @@ class Planner(Protocol):
     ) -> PlanBatch: ...
 
 
-#: Admissible, consistent heuristics, node for node the same in every planner (see `goap.planners.reference`):
-#: full h_max, h_max cut after two levels of achievers, and after one (the cheapest achiever of each unmet goal
-#: condition).
-HEURISTICS = ("hmax", "hmax2", "hmax1")
+#: Admissible heuristics, node for node the same in every planner (see `goap.planners.reference`): LM-cut, full
+#: h_max, h_max cut after two levels of achievers, and after one (the cheapest achiever of each unmet goal
+#: condition). The h_max family is consistent too.
+HEURISTICS = ("lmcut", "hmax", "hmax2", "hmax1")
 DEFAULT_HEURISTIC = "hmax2"  # full h_max expands 3-10x fewer nodes but costs more per node
 RENAMED_HEURISTICS = {"h2": "hmax2", "h1": "hmax1"}
 
@@ -314,11 +314,14 @@ def make_planner(name: str, domain: Domain | DomainTables, **options: Any) -> Pl
 
 @dataclass(frozen=True)
 class ConditionTables:
-    """The distinct action preconditions of a domain, for h_max (the Warp mirror has the same field names).
+    """The distinct action preconditions of a domain, for h_max and LM-cut (the Warp mirror has the same names).
 
     Condition c is ``field(word[c], shift[c], mask[c]) op[c] k[c]`` (encoded values); action a's preconditions
     are ``action_cond[action_start[a]:action_start[a + 1]]``; the actions achieving c (`goap.domain.achieves`)
-    are ``achiever_action[achiever_start[c]:achiever_start[c + 1]]``.
+    are ``achiever_action[achiever_start[c]:achiever_start[c + 1]]``. The same graph read the other way, for
+    the generalized Dijkstra of h_max and LM-cut's explorations: the actions with c among their preconditions
+    (``pre_of_action[pre_of_start[c]:pre_of_start[c + 1]]``, once per occurrence, ascending) and the conditions
+    action a achieves (``effect_cond[effect_start[a]:effect_start[a + 1]]``, ascending).
     """
 
     word: np.ndarray  # int32[C]
@@ -331,10 +334,18 @@ class ConditionTables:
     achiever_start: np.ndarray  # int32[C + 1]
     achiever_action: np.ndarray  # int32[...]
     default_pre_cost: np.ndarray  # float64[P]: cheapest achiever of each action precondition at the domain costs
+    pre_of_start: np.ndarray  # int32[C + 1]
+    pre_of_action: np.ndarray  # int32[...]
+    effect_start: np.ndarray  # int32[A + 1]
+    effect_cond: np.ndarray  # int32[...]
 
     @property
     def n_conditions(self) -> int:
         return len(self.word)
+
+    @property
+    def n_actions(self) -> int:
+        return len(self.action_start) - 1
 
 
 def condition_tables(tables: DomainTables) -> ConditionTables:
@@ -359,6 +370,15 @@ def condition_tables(tables: DomainTables) -> ConditionTables:
     def starts(lists: list[list[int]]) -> np.ndarray:
         return np.concatenate([[0], np.cumsum([len(r) for r in lists])]).astype(np.int32)
 
+    pre_of: list[list[int]] = [[] for _ in conds]
+    for a, row in enumerate(rows):
+        for c in row:
+            pre_of[c].append(a)
+    effects: list[list[int]] = [[] for _ in domain.actions]
+    for c, row in enumerate(ach):
+        for b in row:
+            effects[b].append(c)
+
     return ConditionTables(
         word=np.array([layout.word[f] for f in facts], dtype=np.int32),
         shift=np.array([layout.shift[f] for f in facts], dtype=np.int32),
@@ -374,8 +394,11 @@ def condition_tables(tables: DomainTables) -> ConditionTables:
                 default=np.inf)
             for action in domain.actions for c in action.pre
         ], dtype=np.float64),
+        pre_of_start=starts(pre_of),
+        pre_of_action=np.array([a for r in pre_of for a in r], dtype=np.int32),
+        effect_start=starts(effects),
+        effect_cond=np.array([c for r in effects for c in r], dtype=np.int32),
     )
-
 
 
 @dataclass(frozen=True)
@@ -384,13 +407,16 @@ class Relevance:
 
     Goal g's conditions are achieved by some actions; their preconditions by others, and so on: the closure is the
     goal's backward cone. h_max values inside it do not depend on anything outside, so a search computes only
-    those (the Warp mirror has the same field names).
+    those (the Warp mirror has the same field names). ``atom_cond[j]`` is the `ConditionTables` id of the goal
+    table's atom j when some action has that very condition as a precondition, else -1 (a condition only the goal
+    needs): LM-cut treats an atom and an equal precondition as one node of its graph.
     """
 
     cond_start: np.ndarray  # int32[G + 1]
     cond: np.ndarray  # int32[...], ids into ConditionTables
     action_start: np.ndarray  # int32[G + 1]
     action: np.ndarray  # int32[...]
+    atom_cond: np.ndarray  # int32[total atoms]
 
 
 def relevance(conds: ConditionTables, goal_table: GoalTables) -> Relevance:
@@ -422,7 +448,16 @@ def relevance(conds: ConditionTables, goal_table: GoalTables) -> Relevance:
     def starts(rows: list[list[int]]) -> np.ndarray:
         return np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int32)
 
+    ids = {
+        (int(conds.word[c]), int(conds.shift[c]), int(conds.mask[c]), int(conds.op[c]), int(conds.k[c])): c
+        for c in range(conds.n_conditions)
+    }
+    atom_cond = [
+        ids.get((int(at.word[j]), int(at.shift[j]), int(at.mask[j]), int(at.op[j]), int(at.k[j])), -1)
+        for j in range(len(at.word))
+    ]
     return Relevance(
         cond_start=starts(cond_rows), cond=np.array([c for r in cond_rows for c in r], dtype=np.int32),
         action_start=starts(action_rows), action=np.array([a for r in action_rows for a in r], dtype=np.int32),
+        atom_cond=np.array(atom_cond, dtype=np.int32),
     )

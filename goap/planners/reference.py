@@ -5,16 +5,29 @@ It is the oracle every fast planner is tested against, so it works on the domain
 
 The search, which the Warp planner follows step for step:
 
-* Heuristics (admissible and consistent), over *conditions*: the goal's conditions and every action's
-  preconditions, each ``fact op value``. An action b *achieves* a condition when its effect on that fact can make
-  it true (`goap.domain.achieves`). Let U be the goal conditions false in s; h(s) = 0 when U is empty, otherwise
-  the larger of
+* Heuristics (admissible; the h_max family also consistent), over *conditions*: the goal's conditions and every
+  action's preconditions, each ``fact op value``. An action b *achieves* a condition when its effect on that fact
+  can make it true (`goap.domain.achieves`). This is a relaxation: a condition true at some step was true at the
+  start or was made true by one of its achievers (ints included: ``+=`` achieves ``n >= k`` whatever n is). Let
+  U be the goal conditions false in s; h(s) = 0 when U is empty, otherwise the larger of
   - ``hmax``: full h_max. h(c) = 0 for a condition true in s, else the least fixpoint of
     h(c) = min over enabled achievers b of cost(b) + max over b's preconditions p of h(p); the goal term is
-    max over j in U of min over enabled achievers b of j of cost(b) + max_p h(p). Computed by rounds
-    (all actions' precondition maxima, then all conditions) until nothing changes.
-  - ``hmax2`` (default): h_max cut after two levels: a precondition p of an achiever, false in s, counts as the cheapest
-    enabled achiever of p (instead of h(p)). Cheaper per node, weaker.
+    max over j in U of min over enabled achievers b of j of cost(b) + max_p h(p). Computed by a generalized
+    Dijkstra (conditions popped in order of their final value; an action fires when its last precondition is
+    popped and relaxes what it achieves with cost(b) + that precondition's value), over the goal's backward cone.
+  - ``lmcut``: LM-cut (Helmert & Domshlak 2009, as Fast Downward's ``lmcut``) over the same relaxation, with
+    the goal's conditions as nodes (one node with an equal action precondition), an artificial goal action
+    needing the conditions in U, and an always-true precondition for actions without one. Per state, with
+    remaining costs rc = the agent's costs: repeat { h_max with rc; stop when h_max(goal) is 0 (inf: dead end);
+    each reached action's *pcf* is its precondition of largest h_max, ties to the lowest condition id (the
+    goal action's: the condition of U of largest value, ties to the lowest id, a goal-only condition counting
+    as id C + its place in the goal); the goal zone is the goal's pcf and, backwards, the pcf of every reached
+    zero-rc achiever of a zone condition; from the conditions true in s (and the always-true one), follow
+    reached actions from their pcf to what they achieve, stopping at actions that achieve a zone condition:
+    those are the cut; h += m = min rc over the cut; rc -= m on the cut }. At most (cone actions + 1) rounds.
+    At least h_max, usually far above it on deep tasks; not consistent in general.
+  - ``hmax2`` (default): h_max cut after two levels: a precondition p of an achiever, false in s, counts as the
+    cheapest enabled achiever of p (instead of h(p)). Cheaper per node, weaker.
   - ``hmax1``: the cheapest enabled achiever of each condition in U only.
   and ceil(|U| / e) * c_min, where e is the most conditions of this goal a single action can make true and
   c_min the cheapest enabled action (each step fixes at most e conditions and costs at least c_min; c_min may
@@ -68,7 +81,7 @@ class ReferencePlanner:
         max_plan_length: the longest plan returned whole; longer optimal plans give TOO_LONG and a segment.
         weight: order the open list by g + weight * h (plans cost at most weight x optimal).
         greedy: order it by h alone.
-        heuristic: "hmax2" (default), "hmax" or "hmax1" (see the module docstring).
+        heuristic: "hmax2" (default), "lmcut", "hmax" or "hmax1" (see the module docstring).
         growth: pool growth per escalation level (1: no escalation).
         node_ceiling: the largest pool (default ``DEFAULT_NODE_CEILING``, at least ``max_nodes``).
         device: accepted for a common signature: this planner runs on the host.
@@ -113,6 +126,16 @@ class ReferencePlanner:
         self._cond_achievers = [
             [b for b, action in enumerate(self.domain.actions) if achieves(action, c)] for c in self._conditions
         ]
+        # The same graph read the other way: per condition the actions needing it, per action what it achieves.
+        self._pre_of: list[list[int]] = [[] for _ in self._conditions]
+        for a, row in enumerate(self._pre_ids):
+            for c in row:
+                self._pre_of[c].append(a)
+        self._effects: list[list[int]] = [[] for _ in self.domain.actions]
+        for c, row in enumerate(self._cond_achievers):
+            for b in row:
+                self._effects[b].append(c)
+        self._cond_id = ids
 
     @property
     def n_levels(self) -> int:
@@ -281,7 +304,6 @@ class ReferencePlanner:
         """h(state) for one search: the chosen heuristic's goal term, maxed with the step-count bound."""
         domain = self.domain
         conditions, pre_ids = self._conditions, self._pre_ids
-        cond_achievers = [[b for b in row if enabled[b]] for row in self._cond_achievers]
         fact_of = [domain.fact_index(c.fact) for c in conditions]
         goal_facts = [domain.fact_index(c.fact) for c in goal.want]
 
@@ -304,35 +326,111 @@ class ReferencePlanner:
                             cone_actions.add(b)
                             frontier.append(b)
         cone_list = sorted(cone)
+        cost_of = {a: costs[a] if enabled[a] else math.inf for a in cone_actions}
+        cone_acts = sorted(cone_actions)
+        pre_of, effects = self._pre_of, self._effects
 
-        def through_hmax(state: State) -> list[float]:
-            """Per action: max over its preconditions of h_max(p), at the fixpoint (actions of the cone only)."""
-            hc = [0.0] * len(conditions)
-            for c in cone_list:
-                hc[c] = 0.0 if conditions[c].holds(state[fact_of[c]]) else math.inf
-            hp = [0.0] * len(pre_ids)
-            for _round in range(len(cone_list) + 1):
-                for a in cone_actions:
-                    hp[a] = max((hc[c] for c in pre_ids[a]), default=0.0)
-                changed = False
-                for c in cone_list:
-                    row = cond_achievers[c]
-                    if hc[c] == 0.0:
-                        continue
-                    best = min((costs[b] + hp[b] for b in row), default=math.inf)
-                    if best < hc[c]:
-                        hc[c] = best
-                        changed = True
-                if not changed:
+        def hmax_values(state: State, cost: dict[int, float]) -> tuple[dict[int, float], dict[int, float]]:
+            """h_max of the cone's conditions and, per cone action, the max over its preconditions (inf while
+            one is unreachable), with action costs ``cost`` (inf: disabled), by a generalized Dijkstra: the
+            conditions in order of their final value; an action fires when its last precondition is popped."""
+            hc = {c: 0.0 if conditions[c].holds(state[fact_of[c]]) else math.inf for c in cone_list}
+            hp = {a: math.inf for a in cone_acts}
+            left = {a: len(pre_ids[a]) for a in cone_acts if not math.isinf(cost[a])}
+            heap = [(0.0, c) for c in cone_list if hc[c] == 0.0]
+
+            def fire(a: int) -> None:
+                hp[a] = max((hc[p] for p in pre_ids[a]), default=0.0)
+                for e in effects[a]:
+                    if e in hc and cost[a] + hp[a] < hc[e]:
+                        hc[e] = cost[a] + hp[a]
+                        heapq.heappush(heap, (hc[e], e))
+
+            for a in cone_acts:
+                if left.get(a) == 0:
+                    fire(a)
+            done: set[int] = set()
+            while heap:
+                v, c = heapq.heappop(heap)
+                if c in done or v > hc[c]:
+                    continue
+                done.add(c)
+                for a in pre_of[c]:
+                    if left.get(a, 0) > 0:
+                        left[a] -= 1
+                        if left[a] == 0:
+                            fire(a)
+            return hc, hp
+
+        n_cond = len(conditions)
+        atom_key = [self._cond_id.get(c, n_cond + j) for j, c in enumerate(goal.want)]
+        atom_cond = [self._cond_id.get(c) for c in goal.want]
+
+        def lmcut(state: State, unsat: list[int]) -> float:
+            """LM-cut (Helmert & Domshlak 2009) over the condition relaxation; see the module docstring."""
+            rc = {a: costs[a] if enabled[a] else math.inf for a in cone_acts}
+            true = [c for c in cone_list if conditions[c].holds(state[fact_of[c]])]
+            total = 0.0
+            for _round in range(len(cone_acts) + 2):
+                hc, hp = hmax_values(state, rc)
+                top, goal_pcf = -1.0, -1
+                for j in unsat:
+                    hj = min((rc[a] + hp[a] for a in achievers[j]), default=math.inf)
+                    if goal_pcf < 0 or hj > top or (hj == top and atom_key[j] < atom_key[goal_pcf]):
+                        top, goal_pcf = hj, j
+                if math.isinf(top):
+                    return math.inf
+                if top == 0.0:
                     break
-            return hp
+                reached = [a for a in cone_acts if not math.isinf(hp[a])]
+                # pcf: the precondition of largest h_max, ties to the lowest condition id (None: no precondition).
+                pcf = {a: min((p for p in pre_ids[a] if hc[p] == hp[a]), default=None) for a in reached}
+                # The goal zone: the goal's pcf and, backwards through reached zero-cost achievers, their pcfs.
+                zone: set[int] = set()
+                zone_achievers: set[int] = set()
+                pending = list(achievers[goal_pcf])
+                if atom_cond[goal_pcf] is not None:
+                    zone.add(atom_cond[goal_pcf])
+                    pending = list(self._cond_achievers[atom_cond[goal_pcf]])
+                while pending:
+                    b = pending.pop()
+                    zone_achievers.add(b)
+                    p = pcf.get(b)
+                    if p is not None and rc[b] == 0.0 and p not in zone:
+                        zone.add(p)
+                        pending.extend(self._cond_achievers[p])
+                # Before the zone: from the state (and the always-true precondition), along pcf edges, not
+                # through an action that achieves a zone condition; those actions are the cut.
+                before = set(true)
+                cut: set[int] = set()
+                todo = [a for a in reached if pcf[a] is None] + [a for c in true for a in pre_of[c]]
+                while todo:
+                    a = todo.pop()
+                    if a not in pcf or not (pcf[a] is None or pcf[a] in before):
+                        continue
+                    if a in zone_achievers:
+                        cut.add(a)
+                        continue
+                    for e in effects[a]:
+                        if e in hc and e not in before:
+                            before.add(e)
+                            todo.extend(pre_of[e])
+                if not cut:
+                    break
+                m = min(rc[a] for a in cut)
+                total += m
+                for a in cut:
+                    rc[a] -= m
+            return total
 
         def heuristic(state: State) -> float:
             unsat = [j for j, c in enumerate(goal.want) if not c.holds(state[goal_facts[j]])]
             if not unsat:
                 return 0.0
-            if self.heuristic == "hmax":
-                hp = through_hmax(state)
+            if self.heuristic == "lmcut":
+                term = lmcut(state, unsat)
+            elif self.heuristic == "hmax":
+                _, hp = hmax_values(state, cost_of)
                 term = max(min((costs[a] + hp[a] for a in achievers[j]), default=math.inf) for j in unsat)
             elif self.heuristic == "hmax2":
 

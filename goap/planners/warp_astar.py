@@ -65,7 +65,7 @@ class WarpAStarPlanner:
         max_scratch_bytes: hard cap on the search scratch held at once, all threads and levels together (4 GiB).
         weight: order the open list by g + weight * h: plans cost at most weight x optimal, found faster.
         greedy: order the open list by h alone (greedy best-first): fastest, no bound on the cost.
-        heuristic: "hmax2" (default), "hmax" or "hmax1": see `goap.planners.reference`.
+        heuristic: "hmax2" (default), "lmcut", "hmax" or "hmax1": see `goap.planners.reference`.
         growth: pool growth per escalation level (1: no escalation).
         node_ceiling: the largest pool (default 2**25 states, at least ``max_nodes``).
         max_escalated_nodes: default per-call bound on escalated work (pool states summed over the escalated
@@ -498,11 +498,20 @@ class WarpAStarPlanner:
         s.heap = wp.empty((rows, m), dtype=wp.int32, device=dev)
         s.table = wp.full((rows, hash_size(m)), -1, dtype=wp.int32, device=dev)
         A = max(1, self.tables.n_actions)
-        hmax, hmax2 = self.heuristic == "hmax", self.heuristic == "hmax2"  # only what the heuristic reads
+        C = max(1, self._conds.n_conditions)
+        lm = self.heuristic == "lmcut"  # only what the heuristic reads
+        hmax, hmax2 = lm or self.heuristic == "hmax", self.heuristic == "hmax2"
         s.act_cost = wp.empty((rows, A), dtype=wp.float64, device=dev)
         s.act_h = wp.empty((rows, A if hmax else 1), dtype=wp.float64, device=dev)
         s.pre_cost = wp.empty((rows, max(1, self.tables.relaxed.n_pre) if hmax2 else 1), dtype=wp.float64, device=dev)
-        s.cond_h = wp.empty((rows, max(1, self._conds.n_conditions) if hmax else 1), dtype=wp.float64, device=dev)
+        s.cond_h = wp.empty((rows, C if hmax else 1), dtype=wp.float64, device=dev)
+        s.cond_heap = wp.empty((rows, C if hmax else 1), dtype=wp.int32, device=dev)
+        s.cond_pos = wp.empty((rows, C if hmax else 1), dtype=wp.int32, device=dev)
+        s.act_left = wp.empty((rows, A if hmax else 1), dtype=wp.int32, device=dev)
+        s.act_rc = wp.empty((rows, A if lm else 1), dtype=wp.float64, device=dev)
+        s.act_pcf = wp.empty((rows, A if lm else 1), dtype=wp.int32, device=dev)
+        s.act_mark = wp.empty((rows, A if lm else 1), dtype=wp.int32, device=dev)
+        s.cond_mark = wp.empty((rows, C if lm else 1), dtype=wp.int32, device=dev)
         s.reached = wp.empty((rows, max(1, len(self.domain.facts))), dtype=wp.uint64, device=dev)
         return s
 
