@@ -190,6 +190,63 @@ def test_hash_collisions_never_merge_queries(domain_tables, warp_inner, bits):
     assert st["hits"] > 0
 
 
+@pytest.mark.parametrize("bits", [64, 2])
+def test_spans_of_several_workers_group_as_one_call(domain_tables, monkeypatch, bits):
+    """On the CPU a large batch is grouped in spans, one per worker thread, each with its own table, and the spans'
+    groups are then joined: equal queries in different spans are still one group (searched once), different queries
+    with equal hashes (2 bits: everything collides) still apart, and the results those of planning alone."""
+    from goap.planners import dedupe as module
+
+    monkeypatch.setattr(module, "_PARALLEL_ROWS", 1)  # spread even a small batch over the workers
+    inner = WarpAStarPlanner(domain_tables, device="cpu", threads=3, **POOLS)
+    try:
+        states, goals, costs, enabled = near_duplicate_batch(domain_tables, seed=14, n=500)
+        alone = inner.plan(states, goals, costs, enabled)
+        dp = DedupingPlanner(inner, cache_capacity=64, hash_bits=bits)
+        assert dp._parts(500) == 3
+        for _ in range(2):  # the second call partly through the cache
+            assert_same(dp.plan(states, goals, costs, enabled), alone)
+        st = dp.stats()
+        assert st["distinct"] == 2 * distinct_queries(states, goals, costs, enabled, np.arange(500))
+        assert st["hits"] > 0
+        # a subset with repeated rows, a count, rows left alone
+        rng = np.random.default_rng(2)
+        agents = rng.integers(0, 500, 300).astype(np.int32)
+        out = PlanBatch.empty(500, inner.max_plan_length)
+        out.expanded[:] = -3
+        dp.plan(states, goals, costs, enabled, agents=agents, count=np.array([250], np.int32), out=out)
+        assert_same(out, alone, rows=agents[:250])
+        rest = np.setdiff1d(np.arange(500), agents[:250])
+        assert (out.expanded[rest] == -3).all()
+    finally:
+        inner.close()
+
+
+def test_each_distinct_query_searched_once_by_its_first_row(monkeypatch):
+    """Which rows are searched: exactly the first row of each distinct query, in request order, however the rows
+    are spread over workers (hash_bits=1 puts every query in one or two probe chains)."""
+    from goap.planners import dedupe as module
+
+    tables = encode(random_domain(seed=1, n_facts=10))
+    rng = np.random.default_rng(5)
+    n = 400
+    states = tables.pack_states(random_problems(tables.domain, 25, seed=3).values)[rng.integers(0, 25, n)]
+    goals = rng.integers(0, 2, n).astype(np.int32)
+    keys = [(states[i].tobytes(), int(goals[i])) for i in range(n)]
+    first = sorted({key: i for i, key in reversed(list(enumerate(keys)))}.values())
+    for workers, bits in ((1, 64), (1, 1), (4, 64), (4, 1)):
+        monkeypatch.setattr(module, "_PARALLEL_ROWS", 1 if workers > 1 else 1 << 30)
+        echo = QueryEcho(tables)
+        echo.threads = workers
+        dp = DedupingPlanner(echo, hash_bits=bits)
+        assert dp._parts(n) == workers
+        got = dp.plan(states, goals, out=wide_batch(n, np.zeros(n)))
+        expected = QueryEcho(tables).plan(states, goals, agents=np.arange(n), out=wide_batch(n, np.zeros(n)))
+        assert_same(got, expected)
+        assert echo.planned == first, (workers, bits)
+        dp.close()
+
+
 def test_cache_hits_return_the_stored_results(domain_tables, warp_inner):
     states, goals, costs, enabled = near_duplicate_batch(domain_tables, seed=7)
     alone = warp_inner.plan(states, goals, costs, enabled)

@@ -5,23 +5,25 @@ table it indexes, as a small token), its action-cost row (compared as float32 bi
 the node-pool level its search starts at (``PlanBatch.level``, read by the planner). Missing cost rows mean the
 domain's costs, missing enabled rows mean all enabled, so an explicit row equal to the default is the same query.
 
-Grouping (`goap.planners.dedupe.DedupingPlanner`):
+Grouping (`goap.planners.dedupe.DedupingPlanner`), by hash-table inserts rather than a sort:
 
-1. `hash_queries`: a 64-bit hash per requested row (FxHash steps over the key's words, splitmix64's finaliser),
-   masked to ``hash_mask`` (a test hook: fewer bits force collisions); rows past the count get the largest key,
-   so a stable sort leaves them last.
-2. ``wp.utils.radix_sort_pairs`` (stable) on (hash, request position), by the hash's low 32 bits.
-3. `mark_hash_runs`, a scan, `record_run_starts`, `spread_run_starts`: where each run of equal (whole) hashes
-   starts; `invert_order`: where each request went in the sort.
-4. `find_representatives`, in request order: each row's representative is the first row of its hash run whose
-   query is *equal* (compared word by word, never by hash alone), which is its first row in request order, the
-   sort being stable; a row that is its own representative heads a group. Every row learns the row its results
-   will be copied from.
-5. a scan of the head flags and `compact_representatives`: the heads' rows, in request order, to be searched.
-6. after the search: `copy_rows` per PlanBatch field, from each group's head to the others.
+1. `start_call` (one thread): advance the epochs, zero the head counts, count the call.
+2. `group_queries`: each request's 64-bit query hash (FxHash steps in four independent lanes, splitmix64's
+   finaliser; masked to ``hash_mask``, a test hook: fewer bits force collisions), then a probe of an open-addressing
+   table of claimed slots. A slot whose request has an equal hash *and* an equal query (every key element compared,
+   never the hash alone) gives the group; an empty slot is claimed and the request heads a new group. Slots hold
+   ``epoch << 32 | request``, so a slot of an earlier call is empty and the table is never cleared.
+   On the CPU each worker thread runs one span of requests in request order with its own table (Warp's CPU atomics
+   are plain reads and writes, so no table is shared); on a GPU one thread per request shares one table, claims by
+   compare-and-swap, and `hash_queries` computes the keys first.
+3. `join_groups` (CPU, several spans; one thread): the spans' heads into one table for the call, so equal queries
+   of different spans are one group; or `list_heads` (one table already): the heads' rows and keys. These rows
+   are searched, in request order on the CPU.
+4. after the search: `copy_results`, one pass over the requests copying every standard PlanBatch field from the
+   group's head (`copy_rows` for fields a PlanBatch subclass adds).
 
-Every loop is bounded: hashing by W + A, finding a representative by the length of its hash run (one compare per
-row unless hashes collide), cache probes by ``probes``.
+Every loop is bounded: hashing by W + A, a probe sequence by the table's size (one compare per request unless
+hashes collide), the join by the number of heads, cache probes by ``probes``.
 
 Plan cache: ``capacity`` entries in fixed arrays, open addressing with linear probing over a window of
 ``probes`` slots from ``hash % capacity``. An entry keeps its full key (verified on every hit) and its result
@@ -54,6 +56,8 @@ N_COUNTERS = 9
 NO_COST_ROW = wp.constant(wp.uint32(0xFFFFFFFF))
 NO_COST_PAIR = wp.constant(wp.uint64(0xFFFFFFFFFFFFFFFF))
 ALL_BITS = wp.constant(wp.uint64(0xFFFFFFFFFFFFFFFF))
+HIGH_WORD = wp.constant(wp.uint64(0xFFFFFFFF00000000))
+LOW_WORD = wp.constant(wp.uint64(0x00000000FFFFFFFF))
 ENTRY_EMPTY = wp.constant(0)
 ENTRY_VALID = wp.constant(1)
 
@@ -146,39 +150,81 @@ def row_level(q: Queries, row: int) -> wp.int8:
 
 
 @wp.func
+def cost_pair(q: Queries, row: int, j: int) -> wp.uint64:
+    """Costs 2j and 2j + 1 of row's cost row as one word (bit patterns)."""
+    return wp.uint64(q.cost_bits[row, 2 * j]) | (wp.uint64(q.cost_bits[row, 2 * j + 1]) << wp.uint64(32))
+
+
+@wp.func
+def rotl(x: wp.uint64, k: int) -> wp.uint64:
+    return (x << wp.uint64(k)) | (x >> wp.uint64(64 - k))
+
+
+@wp.func
 def query_hash(q: Queries, row: int) -> wp.uint64:
-    """The hash of row's query: one step for goal, level and goal table, then the state words, the cost row two
-    costs a step and the enabled row 64 actions a step (the multiply chain is what costs, not the loads)."""
+    """The hash of row's query, in four lanes that run side by side (a chain of multiplies is what costs, and the
+    four are independent): goal, level and goal table, the state words, the cost row two costs a word and the
+    enabled row 64 actions a word, word k of the cost row into lane k % 4. A row without costs hashes a marker
+    instead (it never equals an explicit row anyway); a row without an enabled row hashes what an all-true row
+    does (they are the same query)."""
     head = wp.uint64(wp.uint32(q.goals[row])) | (wp.uint64(wp.uint8(row_level(q, row))) << wp.uint64(32))
-    h = absorb(wp.uint64(0x243F6A8885A308D3), head | (wp.uint64(wp.uint32(q.token)) << wp.uint64(40)))
+    la = absorb(wp.uint64(0x243F6A8885A308D3), head | (wp.uint64(wp.uint32(q.token)) << wp.uint64(40)))
+    lb = wp.uint64(0x13198A2E03707344)
+    lc = wp.uint64(0xA4093822299F31D0)
+    ld = wp.uint64(0x082EFA98EC4E6C89)
     for w in range(q.states.shape[1]):
-        h = absorb(h, q.states[row, w])
+        la = absorb(la, q.states[row, w])
     A = q.n_actions
     if q.has_costs != 0:
-        for j in range(A // 2):
-            lo = wp.uint64(q.cost_bits[row, 2 * j])
-            h = absorb(h, lo | (wp.uint64(q.cost_bits[row, 2 * j + 1]) << wp.uint64(32)))
+        pairs = A // 2
+        quads = pairs // 4
+        for k in range(quads):
+            lb = absorb(lb, cost_pair(q, row, 4 * k))
+            lc = absorb(lc, cost_pair(q, row, 4 * k + 1))
+            ld = absorb(ld, cost_pair(q, row, 4 * k + 2))
+            la = absorb(la, cost_pair(q, row, 4 * k + 3))
+        rest = pairs - 4 * quads
+        if rest > 0:
+            lb = absorb(lb, cost_pair(q, row, 4 * quads))
+        if rest > 1:
+            lc = absorb(lc, cost_pair(q, row, 4 * quads + 1))
+        if rest > 2:
+            ld = absorb(ld, cost_pair(q, row, 4 * quads + 2))
         if A % 2 == 1:
-            h = absorb(h, wp.uint64(q.cost_bits[row, A - 1]))
-    else:  # what the loop above gives for a row of NO_COST_ROW
-        for _j in range(A // 2):
-            h = absorb(h, NO_COST_PAIR)
-        if A % 2 == 1:
-            h = absorb(h, wp.uint64(NO_COST_ROW))
+            la = absorb(la, wp.uint64(q.cost_bits[row, A - 1]))
+    else:
+        lb = absorb(lb, NO_COST_PAIR)
     bits = wp.uint64(0)
     if q.has_enabled != 0:
         for a in range(A):
             if q.enabled[row, a] != wp.uint8(0):
                 bits = bits | (wp.uint64(1) << wp.uint64(a % 64))
             if a % 64 == 63:
-                h = absorb(h, bits)
+                ld = absorb(ld, bits)
                 bits = wp.uint64(0)
     else:  # what the loop above gives for an all-true row
         for _b in range(A // 64):
-            h = absorb(h, ALL_BITS)
+            ld = absorb(ld, ALL_BITS)
         if A % 64 != 0:
             bits = (wp.uint64(1) << wp.uint64(A % 64)) - wp.uint64(1)
-    return mix64(absorb(h, bits))
+    lc = absorb(lc, bits)
+    return mix64(la ^ rotl(lb, 16) ^ rotl(lc, 32) ^ rotl(ld, 48))
+
+
+@wp.func
+def same_costs(q: Queries, ra: int, rb: int) -> bool:
+    """Whether two rows' cost rows have the same bit patterns (four costs a step, no branch inside)."""
+    A = q.n_actions
+    diff = wp.uint32(0)
+    quads = A // 4
+    for k in range(quads):
+        a = 4 * k
+        d01 = (q.cost_bits[ra, a] ^ q.cost_bits[rb, a]) | (q.cost_bits[ra, a + 1] ^ q.cost_bits[rb, a + 1])
+        d23 = (q.cost_bits[ra, a + 2] ^ q.cost_bits[rb, a + 2]) | (q.cost_bits[ra, a + 3] ^ q.cost_bits[rb, a + 3])
+        diff = diff | d01 | d23
+    for a in range(4 * quads, A):
+        diff = diff | (q.cost_bits[ra, a] ^ q.cost_bits[rb, a])
+    return diff == wp.uint32(0)
 
 
 @wp.func
@@ -192,9 +238,8 @@ def same_query(q: Queries, ra: int, rb: int) -> bool:
         if q.states[ra, w] != q.states[rb, w]:
             return False
     if q.has_costs != 0:
-        for a in range(q.n_actions):
-            if q.cost_bits[ra, a] != q.cost_bits[rb, a]:
-                return False
+        if not same_costs(q, ra, rb):
+            return False
     if q.has_enabled != 0:
         for a in range(q.n_actions):
             if (q.enabled[ra, a] != wp.uint8(0)) != (q.enabled[rb, a] != wp.uint8(0)):
@@ -232,151 +277,266 @@ def request_row(r: Requests, i: int) -> int:
 
 
 # --- grouping ----------------------------------------------------------------------------------------------
+@wp.func
+def home_slot(h: wp.uint64, bits: int) -> int:
+    """A query's first slot in a table of 2**bits slots: the top bits of a multiplicative hash of ``h``, so that
+    every bit of the key hash (also the few a ``hash_mask`` leaves) moves it."""
+    return int((h * wp.uint64(0x9E3779B97F4A7C15)) >> wp.uint64(64 - bits))
+
+
+@wp.func
+def span_end(r: Requests, lo: int, per: int) -> int:
+    return wp.min(lo + per, active_count(r))
+
+
 @wp.kernel
-def hash_queries(
-    q: Queries,
-    r: Requests,
-    first: int,
-    hash_mask: wp.uint64,
-    keys: wp.array(dtype=wp.uint64),
-    order: wp.array(dtype=wp.int32),
-    n_reps: wp.array(dtype=wp.int32),
+def start_call(
+    r: Requests, epoch: wp.array(dtype=wp.int32), n_heads: wp.array(dtype=wp.int32),
     counters: wp.array(dtype=wp.int64),
 ):
-    i = wp.tid() + first
-    n = active_count(r)
-    if i == 0:
-        n_reps[0] = 0
-        counters[C_CALLS] = counters[C_CALLS] + wp.int64(1)
-        counters[C_REQUESTS] = counters[C_REQUESTS] + wp.int64(n)
-    order[i] = i
-    if i < n:
+    """One thread: advance the epochs (the cache's clock, the group table's tag), zero the head counts, count the
+    call and its requests."""
+    epoch[0] = epoch[0] + 1
+    epoch[1] = epoch[1] + 1
+    for p in range(n_heads.shape[0]):
+        n_heads[p] = 0
+    counters[C_CALLS] = counters[C_CALLS] + wp.int64(1)
+    counters[C_REQUESTS] = counters[C_REQUESTS] + wp.int64(active_count(r))
+
+
+@wp.kernel
+def hash_queries(
+    q: Queries, r: Requests, first: int, per: int, hash_mask: wp.uint64, keys: wp.array(dtype=wp.uint64)
+):
+    """keys[i] = the hash of request i's query, for the span of requests of thread g (before `group_queries` on a
+    GPU, where one thread may compare with another's key; on the CPU `group_queries` hashes its own span)."""
+    lo = (wp.tid() + first) * per
+    for i in range(lo, span_end(r, lo, per)):
         keys[i] = query_hash(q, request_row(r, i)) & hash_mask
-    else:
-        keys[i] = hash_mask
+
+
+@wp.func
+def find_or_claim(
+    q: Queries, r: Requests, i: int, h: wp.uint64, keys: wp.array(dtype=wp.uint64), table: wp.array(dtype=wp.uint64),
+    base: int, bits: int, tag: wp.uint64,
+) -> int:
+    """The request whose query equals request i's and that claimed a slot of the table at ``base`` (``2**bits``
+    slots) first, or i itself when it claims an empty slot; -1 when the probe sequence is full. A slot holds
+    ``tag | request`` (the call's epoch in the high word): a slot of another epoch is empty."""
+    size = 1 << bits
+    mine = tag | wp.uint64(i)
+    pos = home_slot(h, bits)
+    row = request_row(r, i)
+    for _probe in range(size):
+        cur = table[base + pos]
+        if (cur & HIGH_WORD) != tag:
+            prev = wp.atomic_cas(table, base + pos, cur, mine)
+            if prev == cur:
+                return i
+            cur = prev  # claimed meanwhile by another thread (a GPU): compare with that request
+        j = int(cur & LOW_WORD)
+        if keys[j] == h:
+            if same_query(q, request_row(r, j), row):
+                return j
+        pos = (pos + 1) & (size - 1)
+    return -1
 
 
 @wp.kernel
-def mark_hash_runs(r: Requests, keys: wp.array(dtype=wp.uint64), run_flag: wp.array(dtype=wp.int32)):
-    """Flag the first position of each run of equal hashes (positions past the count are left out)."""
-    p = wp.tid()
-    flag = int(0)
-    if p < active_count(r):
-        if p == 0:
-            flag = 1
-        elif keys[p] != keys[p - 1]:
-            flag = 1
-    run_flag[p] = flag
-
-
-@wp.kernel
-def record_run_starts(
-    run_flag: wp.array(dtype=wp.int32), run_id: wp.array(dtype=wp.int32), run_start: wp.array(dtype=wp.int32)
-):
-    p = wp.tid()
-    if run_flag[p] != 0:
-        run_start[run_id[p] - 1] = p
-
-
-@wp.kernel
-def spread_run_starts(
-    r: Requests, run_id: wp.array(dtype=wp.int32), run_start: wp.array(dtype=wp.int32),
-    run_first: wp.array(dtype=wp.int32),
-):
-    """The first position of each position's hash run, read in sequence here rather than at random later."""
-    p = wp.tid()
-    if p < active_count(r):
-        run_first[p] = run_start[run_id[p] - 1]
-
-
-@wp.kernel
-def invert_order(r: Requests, order: wp.array(dtype=wp.int32), position: wp.array(dtype=wp.int32)):
-    p = wp.tid()
-    if p < active_count(r):
-        position[order[p]] = p
-
-
-@wp.kernel
-def find_representatives(
+def group_queries(
     q: Queries,
     r: Requests,
     first: int,
-    order: wp.array(dtype=wp.int32),
-    position: wp.array(dtype=wp.int32),
-    run_first: wp.array(dtype=wp.int32),
-    head: wp.array(dtype=wp.int32),
-    src_row: wp.array(dtype=wp.int32),
-    dst_row: wp.array(dtype=wp.int32),
+    per: int,
+    shared: int,
+    hashed: int,
+    table_bits: int,
+    hash_mask: wp.uint64,
+    keys: wp.array(dtype=wp.uint64),
+    epoch: wp.array(dtype=wp.int32),
+    table: wp.array(dtype=wp.uint64),
+    local: wp.array(dtype=wp.int32),
+    heads: wp.array(dtype=wp.int32),
+    n_heads: wp.array(dtype=wp.int32),
 ):
-    """For request i (in request order, so its own row is read in sequence): the first row of its hash run with
-    an equal query is its representative, where its results will come from; a row that is its own heads a group."""
-    i = wp.tid() + first
-    if i >= active_count(r):
-        head[i] = 0
-        src_row[i] = -1
-        dst_row[i] = -1
-        return
-    p = position[i]
-    row = request_row(r, i)
-    rep = p
-    for k in range(run_first[p], p):
-        if same_query(q, request_row(r, order[k]), row):
-            rep = k
-            break
-    if rep == p:
-        head[i] = 1
-    else:
-        head[i] = 0
-    src_row[i] = request_row(r, order[rep])
-    dst_row[i] = row
+    """Each request of thread g's span finds the first request of the span (``shared`` 0) or of the call
+    (``shared`` 1) with an equal query, in a hash table of claimed slots: an equal hash, then every key element
+    compared, so a collision never merges two queries. ``local[i]`` is that request; a request that finds none
+    heads a group and is listed in ``heads``.
+
+    On the CPU each worker is one thread with a span of requests, its own table (``2**table_bits`` slots from
+    ``g << table_bits``) and its own part of ``heads`` (from its first request; the count in ``n_heads[g]``), so
+    nothing is shared between threads (Warp's CPU atomics are plain reads and writes); it hashes its requests as
+    it goes (``hashed`` 0), in request order, so a group's head is its first request in the span. `join_groups`
+    then merges the spans' groups. On a GPU every request is a thread, the table is shared and claimed by
+    compare-and-swap, heads are appended with an atomic count and the keys were computed by `hash_queries`.
+
+    A table with no free slot along a probe sequence (only when hashes pile up) leaves the request a group of its
+    own, searched alone: exact still.
+    """
+    g = wp.tid() + first
+    lo = g * per
+    hi = span_end(r, lo, per)
+    base = int(0)
+    if shared == 0:
+        base = g << table_bits
+    tag = wp.uint64(wp.uint32(epoch[1])) << wp.uint64(32)
+    c = int(0)
+    for i in range(lo, hi):
+        h = wp.uint64(0)
+        if hashed != 0:
+            h = keys[i]
+        else:
+            h = query_hash(q, request_row(r, i)) & hash_mask
+            keys[i] = h
+        rep = find_or_claim(q, r, i, h, keys, table, base, table_bits, tag)
+        if rep < 0:
+            rep = i
+        if rep == i:
+            if shared != 0:
+                heads[wp.atomic_add(n_heads, 0, 1)] = i
+            else:
+                heads[lo + c] = i
+                c += 1
+        local[i] = rep
+    if shared == 0 and lo < hi:
+        n_heads[g] = c
 
 
 @wp.kernel
-def compact_representatives(
+def list_heads(
     r: Requests,
+    first: int,
+    per: int,
     keys: wp.array(dtype=wp.uint64),
-    position: wp.array(dtype=wp.int32),
-    head: wp.array(dtype=wp.int32),
-    slot: wp.array(dtype=wp.int32),
+    heads: wp.array(dtype=wp.int32),
+    n_heads: wp.array(dtype=wp.int32),
     reps: wp.array(dtype=wp.int32),
     rep_key: wp.array(dtype=wp.uint64),
     n_reps: wp.array(dtype=wp.int32),
     counters: wp.array(dtype=wp.int64),
 ):
-    """The groups' head rows in request order (``slot``: the exclusive scan of ``head``), with their hashes, and
-    their number. Request order keeps the planner's memory access as it would be without grouping."""
-    i = wp.tid()
-    n = active_count(r)
-    if i >= n:
-        return
-    if head[i] != 0:
-        reps[slot[i]] = request_row(r, i)
-        rep_key[slot[i]] = keys[position[i]]
-    if i == n - 1:
-        total = slot[i] + head[i]
-        n_reps[0] = total
-        counters[C_DISTINCT] = counters[C_DISTINCT] + wp.int64(total)
+    """One table for the whole call (a GPU, or one CPU span): its heads are the groups; their rows and keys."""
+    g = wp.tid() + first
+    m = n_heads[0]
+    lo = g * per
+    for c in range(lo, wp.min(lo + per, m)):
+        reps[c] = request_row(r, heads[c])
+        rep_key[c] = keys[heads[c]]
+    if g == 0:
+        n_reps[0] = m
+        counters[C_DISTINCT] = counters[C_DISTINCT] + wp.int64(m)
+
+
+@wp.kernel
+def join_groups(
+    q: Queries,
+    r: Requests,
+    spans: int,
+    per: int,
+    table_bits: int,
+    keys: wp.array(dtype=wp.uint64),
+    epoch: wp.array(dtype=wp.int32),
+    table: wp.array(dtype=wp.uint64),
+    heads: wp.array(dtype=wp.int32),
+    n_heads: wp.array(dtype=wp.int32),
+    rep_of: wp.array(dtype=wp.int32),
+    reps: wp.array(dtype=wp.int32),
+    rep_key: wp.array(dtype=wp.uint64),
+    n_reps: wp.array(dtype=wp.int32),
+    counters: wp.array(dtype=wp.int64),
+):
+    """One thread: the spans' heads, span by span, into one table for the call (the same probes and comparisons as
+    `group_queries`): ``rep_of[head]`` is the first request of the call with that query, and the groups' rows and
+    keys are listed in request order. Only heads are visited: a few per distinct query."""
+    tag = wp.uint64(wp.uint32(epoch[1])) << wp.uint64(32)
+    m = int(0)
+    for g in range(spans):
+        lo = g * per
+        if lo < active_count(r):
+            for c in range(n_heads[g]):
+                j = heads[lo + c]
+                rep = find_or_claim(q, r, j, keys[j], keys, table, 0, table_bits, tag)
+                if rep < 0:
+                    rep = j
+                if rep == j:
+                    reps[m] = request_row(r, j)
+                    rep_key[m] = keys[j]
+                    m += 1
+                rep_of[j] = rep
+    n_reps[0] = m
+    counters[C_DISTINCT] = counters[C_DISTINCT] + wp.int64(m)
+
+
+@wp.func
+def source_row(r: Requests, i: int, local: wp.array(dtype=wp.int32), rep_of: wp.array(dtype=wp.int32),
+               joined: int) -> int:
+    """The row request i's results come from: its group's head's (through the call's table when spans were
+    joined)."""
+    j = local[i]
+    if joined != 0:
+        j = rep_of[j]
+    return request_row(r, j)
+
+
+@wp.struct
+class ResultFields:
+    """The fields every PlanBatch has, with their dtypes (``actions`` is passed beside it, as rows of words)."""
+
+    status: wp.array(dtype=wp.int8)
+    cost: wp.array(dtype=wp.float64)
+    length: wp.array(dtype=wp.int32)
+    expanded: wp.array(dtype=wp.int32)
+    level: wp.array(dtype=wp.int8)
+
+
+@wp.kernel
+def copy_results(
+    r: Requests,
+    first: int,
+    per: int,
+    local: wp.array(dtype=wp.int32),
+    rep_of: wp.array(dtype=wp.int32),
+    joined: int,
+    res: ResultFields,
+    actions: wp.array2d(dtype=Any),
+):
+    """Every request's results from its group's head: status, cost, length, expanded, level and the plan row."""
+    lo = (wp.tid() + first) * per
+    for i in range(lo, span_end(r, lo, per)):
+        s = source_row(r, i, local, rep_of, joined)
+        d = request_row(r, i)
+        if s != d:
+            res.status[d] = res.status[s]
+            res.cost[d] = res.cost[s]
+            res.length[d] = res.length[s]
+            res.expanded[d] = res.expanded[s]
+            res.level[d] = res.level[s]
+            for j in range(actions.shape[1]):
+                actions[d, j] = actions[s, j]
 
 
 @wp.kernel
 def copy_rows(
-    first: int, src_row: wp.array(dtype=wp.int32), dst_row: wp.array(dtype=wp.int32), field: wp.array2d(dtype=Any)
+    r: Requests,
+    first: int,
+    per: int,
+    local: wp.array(dtype=wp.int32),
+    rep_of: wp.array(dtype=wp.int32),
+    joined: int,
+    field: wp.array2d(dtype=Any),
 ):
-    """field[dst_row[i]] = field[src_row[i]] (a PlanBatch field seen as rows of words)."""
-    i = wp.tid() + first
-    s = src_row[i]
-    d = dst_row[i]
-    if s != d:
-        for j in range(field.shape[1]):
-            field[d, j] = field[s, j]
+    """field[row] = field[its head's row] for each request (any PlanBatch field, seen as rows of words)."""
+    lo = (wp.tid() + first) * per
+    for i in range(lo, span_end(r, lo, per)):
+        s = source_row(r, i, local, rep_of, joined)
+        d = request_row(r, i)
+        if s != d:
+            for j in range(field.shape[1]):
+                field[d, j] = field[s, j]
 
 
 # --- plan cache ----------------------------------------------------------------------------------------------
-@wp.kernel
-def advance_epoch(epoch: wp.array(dtype=wp.int32)):
-    epoch[0] = epoch[0] + 1
-
-
 @wp.kernel
 def cache_lookup(
     q: Queries,
@@ -545,6 +705,7 @@ WIDE_WORD = wp.types.vector(length=4, dtype=wp.uint64)
 WORDS = (wp.uint8, wp.uint16, wp.uint32, wp.uint64, WIDE_WORD)
 for _t in WORDS:
     wp.overload(copy_rows, {"field": wp.array2d(dtype=_t)})
+    wp.overload(copy_results, {"actions": wp.array2d(dtype=_t)})
     wp.overload(fetch_cached, {"cached": wp.array2d(dtype=_t), "field": wp.array2d(dtype=_t)})
     wp.overload(store_cached, {"field": wp.array2d(dtype=_t), "cached": wp.array2d(dtype=_t)})
 del _t

@@ -5,11 +5,12 @@ ask it again on the next tick. `DedupingPlanner` wraps any planner with the same
 
 * Within a call, the requested rows are grouped by their *query* (state words, goal, action-cost row, enabled
   row, and the node-pool level the search starts at, ``PlanBatch.level``, which the planner reads): a hash per
-  row, a stable radix sort, and a word-by-word comparison with the first row of each hash run, so a hash collision
-  never merges two different queries. Only one row per group (its first in request order) is planned; every
-  field of the PlanBatch (status, cost, length, actions, expanded, level and whatever fields it gains) is then
-  copied to the other rows, all in Warp kernels on the planner's device. Results are exactly those of planning
-  each row alone, since a search is a function of its query.
+  row and an insert into a hash table of the call's queries, where a row whose hash matches is compared with the
+  slot's row word by word, so a hash collision never merges two different queries (see `goap.kernels.dedupe`).
+  Only one row per group (its first in request order, on the CPU) is planned; every field of the PlanBatch
+  (status, cost, length, actions, expanded, level and whatever fields it gains) is then copied to the other rows,
+  all in Warp kernels on the planner's device. Results are exactly those of planning each row alone, since a
+  search is a function of its query.
 * Across calls, an optional plan cache of ``cache_capacity`` entries (fixed memory, open addressing on the
   device; see `goap.kernels.dedupe`) answers queries it has seen. An entry keeps its full key, verified on every
   hit, and the result rows. Only statuses in ``cacheable`` are stored: by default OK, SATISFIED and NO_PLAN,
@@ -26,10 +27,12 @@ of the key (as a token per table object): a new table object means new queries.
 Counters live in a small device array (``counters``, int64, names in `COUNTERS`) so a captured tick needs no
 readback; `DedupingPlanner.stats` reads them once on the host and adds the rates.
 
-Cost per call: about a dozen launches plus one radix sort of the requested rows; on the CPU device the count of
-rows to plan is read from a host-visible array (free). Memory: scratch of 60 bytes per requested row (grown on
-demand, reused), and for the cache ``capacity * (8 W + 4 A + A + 22 + R)`` bytes, R the bytes of one PlanBatch
-row (status, cost, length, actions, expanded, level: 4 L + 18 with float64 costs).
+Cost per call: four launches besides the search (start, group, join, copy; on the CPU the group and copy
+launches run one span of rows per worker thread), plus the cache's when there is one; on the CPU the count of
+rows to plan is read from a host-visible array (free). Memory: scratch of about 100 bytes per requested row
+(grown on demand, reused: keys, groups, lists, and group tables of at least twice as many slots as rows), and for
+the cache ``capacity * (8 W + 4 A + A + 22 + R)`` bytes, R the bytes of one PlanBatch row (status, cost, length,
+actions, expanded, level: 4 L + 18 with float64 costs).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ DEFAULT_CACHEABLE = (Status.OK, Status.SATISFIED, Status.NO_PLAN)
 MAX_CACHE_CAPACITY = 1 << 26
 _MAX_TOKENS = 1024
 _PARALLEL_ROWS = 16384  # below this, one CPU launch beats handing chunks to threads
+_EPOCH_SPAN = 1 << 31  # calls before the group table's epoch tags could repeat
 
 
 class DedupingPlanner:
@@ -114,7 +118,9 @@ class DedupingPlanner:
 
         dev = self.device
         self.counters = wp.zeros(len(COUNTERS), dtype=wp.int64, device=dev)
-        self._epoch = wp.zeros(1, dtype=wp.int32, device=dev)
+        # [0]: the cache's clock, [1]: the group table's tag; both advance once per call (in `hash_queries`).
+        self._epoch = wp.zeros(2, dtype=wp.int32, device=dev)
+        self._group_epoch = self._epoch[1:2]
         self._n_reps = wp.zeros(1, dtype=wp.int32, device=dev)
         self._n_miss = wp.zeros(1, dtype=wp.int32, device=dev)
         self._dummy_u32 = wp.zeros((1, 1), dtype=wp.uint32, device=dev)
@@ -123,6 +129,11 @@ class DedupingPlanner:
         self._dummy_i32 = wp.zeros(1, dtype=wp.int32, device=dev)
         self._tokens: dict[int, tuple[GoalTables, int]] = {id(self.tables.goals): (self.tables.goals, 0)}
         self._rows = 0
+        self._scratch_parts = 0
+        self._table_calls = 0
+        self._scratch: dict[str, Any] = {}
+        self._inner_rows: tuple[Any, int, Any] | None = None
+        self._results_views: tuple[tuple, Any, list] | None = None
         self._views: dict[str, tuple[Any, Any, Any]] = {}
         self._entries = self._cache_entries() if self.cache_capacity else None
         # Loaded here, before any launch from the thread pool: threads that find a module unloaded would each try
@@ -292,27 +303,30 @@ class DedupingPlanner:
         r.has_count = int(k_count is not None)
         r.n = rows
 
-        s = self._ensure_scratch(rows)
-        wp.launch(k.advance_epoch, dim=1, inputs=[self._epoch], device=dev)
-        self._map(k.hash_queries, rows, [q, r], [wp.uint64(self._hash_mask), s["keys"], s["order"], self._n_reps,
-                                                 self.counters])
-        # Rows past a device count carry the largest key and stay last. The sort orders by the low 32 bits only
-        # (half the passes); runs are cut on the whole hash, so two hashes that agree in those bits may split one
-        # query's rows into two runs (searched twice, both exact) once in about 4e9 pairs, never merge two.
-        wp.utils.radix_sort_pairs(s["keys"], s["order"], rows, 0, min(self.hash_bits, 32))
-        wp.launch(k.mark_hash_runs, dim=rows, inputs=[r, s["keys"], s["run_flag"]], device=dev)
-        wp.utils.array_scan(s["run_flag"][:rows], s["run_id"][:rows], inclusive=True)
-        wp.launch(k.record_run_starts, dim=rows, inputs=[s["run_flag"], s["run_id"], s["run_start"]], device=dev)
-        wp.launch(k.spread_run_starts, dim=rows, inputs=[r, s["run_id"], s["run_start"], s["run_first"]], device=dev)
-        wp.launch(k.invert_order, dim=rows, inputs=[r, s["order"], s["position"]], device=dev)
-        self._map(k.find_representatives, rows, [q, r],
-                  [s["order"], s["position"], s["run_first"], s["head"], s["src_row"], s["dst_row"]])
-        wp.utils.array_scan(s["head"][:rows], s["slot"][:rows], inclusive=False)
-        wp.launch(
-            k.compact_representatives, dim=rows,
-            inputs=[r, s["keys"], s["position"], s["head"], s["slot"], s["reps"], s["rep_key"], self._n_reps,
-                    self.counters], device=dev,
-        )
+        spans = self._parts(rows)
+        per = -(-rows // spans)
+        s = self._ensure_scratch(rows, spans)
+        mask = wp.uint64(self._hash_mask)
+        wp.launch(k.start_call, dim=1, inputs=[r, self._epoch, s["n_heads"], self.counters], device=dev)
+        if dev.is_cpu:
+            # Each worker hashes and groups its own span of requests, in its own table; one thread then joins the
+            # spans' groups (their heads only) in a table for the call.
+            self._spread(k.group_queries, rows, [q, r], [0, 0, s["table_bits"], mask, s["keys"], self._epoch,
+                                                         s["table"], s["local"], s["heads"], s["n_heads"]])
+        else:
+            wp.launch(k.hash_queries, dim=rows, inputs=[q, r, 0, 1, mask, s["keys"]], device=dev)
+            wp.launch(k.group_queries, dim=rows, device=dev,
+                      inputs=[q, r, 0, 1, 1, 1, s["table_bits"], mask, s["keys"], self._epoch, s["table"], s["local"],
+                              s["heads"], s["n_heads"]])
+        joined = int(spans > 1)
+        if joined:
+            wp.launch(k.join_groups, dim=1, device=dev,
+                      inputs=[q, r, spans, per, s["join_bits"], s["keys"], self._epoch, s["join_table"], s["heads"],
+                              s["n_heads"], s["rep_of"], s["reps"], s["rep_key"], self._n_reps, self.counters])
+        else:
+            self._spread(k.list_heads, rows, [r], [s["keys"], s["heads"], s["n_heads"], s["reps"], s["rep_key"],
+                                                   self._n_reps, self.counters])
+        groups = [s["local"], s["rep_of"], joined]
 
         plan_rows, plan_count = s["reps"], self._n_reps
         if self._entries is not None:
@@ -353,8 +367,11 @@ class DedupingPlanner:
             for name, view in fields.items():
                 wp.launch(k.store_cached, dim=max(1, miss_dim), inputs=[s["misses"], s["ins_slot"], view, cached[name]],
                           device=dev)
-        for view in fields.values():
-            self._map(k.copy_rows, rows, [], [s["src_row"], s["dst_row"], view])
+        res, actions, extra = self._result_fields(work_out, n, fields)
+        if res is not None:
+            self._spread(k.copy_results, rows, [r], [*groups, res, actions])
+        for view in extra.values():
+            self._spread(k.copy_rows, rows, [r], [*groups, view])
 
         if mirror is not None:
             for f in dataclasses.fields(out):
@@ -370,13 +387,16 @@ class DedupingPlanner:
     ) -> None:
         """Plan the representatives (or the cache's misses): ``plan_rows[:plan_count[0]]``."""
         states, goals, costs, enabled = inner_in
-        if self._inner_takes_count:
-            # The whole scratch array, not a slice: the planner keeps its launches recorded while its inputs are the
-            # same objects, and ``count`` bounds the rows.
+        if self._inner_takes_count and not self.device.is_cpu:
+            # The whole scratch array, not a slice: ``count`` bounds the rows on the device, with no readback.
             agents, count = plan_rows, plan_count
-            if not isinstance(states, self._wp.array):  # a host call stays a host call: numpy rows
-                m = int(plan_count.numpy()[0])
-                agents, count = plan_rows.numpy()[:m], None
+        elif self._inner_takes_count and isinstance(states, self._wp.array):
+            # On the CPU the count is host memory: the planner gets exactly the rows to search (launching threads
+            # for the whole scratch array, all but a few returning at once, costs milliseconds at 100,000 rows).
+            # The same view object while the count stays, so the planner's structs need no update.
+            agents, count = self._rows_view(plan_rows, int(plan_count.numpy()[0])), None
+        elif self._inner_takes_count:  # a host call stays a host call: numpy rows
+            agents, count = plan_rows.numpy()[: int(plan_count.numpy()[0])], None
         else:
             # Without ``count`` the planner needs the number of rows on the host: free on the CPU device (host
             # memory), one small readback on a GPU.
@@ -389,6 +409,13 @@ class DedupingPlanner:
             kwargs["count"] = count
         self.inner.plan(states, goals, costs, enabled, **kwargs)
 
+    def _rows_view(self, rows: Any, m: int) -> Any:
+        """``rows[:m]``, the same object as last call's when ``rows`` and ``m`` are."""
+        kept = self._inner_rows
+        if kept is None or kept[0] is not rows or kept[1] != m:
+            kept = self._inner_rows = (rows, m, rows[:m])
+        return kept[2]
+
     def _check_searched_rows(self, host: tuple, plan_rows: Any, plan_count: Any) -> None:
         """`check_inputs` on the rows about to be searched (host arrays on the CPU device: reading is free)."""
         goal_table, states, goals, costs, enabled = host
@@ -398,22 +425,37 @@ class DedupingPlanner:
         check_inputs(self.tables, goal_table, states[ids], goals[ids], None if costs is None else costs[ids],
                      None if enabled is None else enabled[ids], None)
 
-    def _map(self, kernel: Any, rows: int, before: list, after: list) -> None:
-        """Launch a kernel over rows ``0..rows-1`` that takes the first row as an argument between ``before`` and
-        ``after``: one launch on a GPU; on the CPU, large batches in chunks from a thread pool, since a CPU launch
-        is a serial loop on one core that releases the GIL."""
+    def _parts(self, rows: int) -> int:
+        """Workers a call's kernels are spread over: the CPU threads for a large batch, else one (a GPU launch is
+        one thread per request whatever this says)."""
+        return self._threads if self._pool is not None and rows >= _PARALLEL_ROWS else 1
+
+    def _spread(self, kernel: Any, rows: int, before: list, after: list) -> None:
+        """Launch a kernel over requests ``0..rows-1`` that takes ``first`` and ``per`` between ``before`` and
+        ``after``: thread g serves requests ``[g * per, (g + 1) * per)``.
+
+        On a GPU: one thread per request. On the CPU, where a launch is a serial loop on one core that releases the
+        GIL, one thread per worker (`_parts`), each a span of requests, launched from the thread pool and this
+        thread: one kernel call per worker instead of one per request.
+        """
         wp, dev = self._wp, self.device
-        if self._pool is None or rows < _PARALLEL_ROWS:
-            wp.launch(kernel, dim=rows, inputs=[*before, 0, *after], device=dev)
+        if not dev.is_cpu:
+            wp.launch(kernel, dim=rows, inputs=[*before, 0, 1, *after], device=dev)
             return
-        step = -(-rows // self._threads)
-        spans = [(first, min(step, rows - first)) for first in range(0, rows, step)]
+        spans = self._parts(rows)
+        per = -(-rows // spans)
+        if spans == 1:
+            wp.launch(kernel, dim=1, inputs=[*before, 0, per, *after], device=dev)
+            return
         futures = [
-            self._pool.submit(wp.launch, kernel, dim=span, inputs=[*before, first, *after], device=dev)
-            for first, span in spans
+            self._pool.submit(wp.launch, kernel, dim=1, inputs=[*before, g, per, *after], device=dev)
+            for g in range(1, spans)
         ]
-        for f in futures:
-            f.result()
+        try:
+            wp.launch(kernel, dim=1, inputs=[*before, 0, per, *after], device=dev)
+        finally:
+            for f in futures:
+                f.result()
 
     def _host_inputs(self, states: Any, goals: Any, costs: Any, enabled: Any, agents: Any) -> tuple:
         """Host inputs as contiguous arrays of the contract's dtypes, shapes checked and agent indices in range.
@@ -535,6 +577,37 @@ class DedupingPlanner:
             raise ValueError("out has no status field")
         return views
 
+    def _result_fields(self, out: PlanBatch, n: int, fields: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
+        """The struct of ``out``'s standard fields for `copy_results` (one pass copies them all), the ``actions``
+        word view, and the word views of the fields it does not cover (those a subclass adds). ``(None, None,
+        fields)`` when a standard field is missing or of another dtype: every field is then copied on its own."""
+        wp = self._wp
+        standard = {"status": (wp.int8, np.int8), "cost": (wp.float64, np.float64), "length": (wp.int32, np.int32),
+                    "expanded": (wp.int32, np.int32), "level": (wp.int8, np.int8)}
+        arrays = [getattr(out, name, None) for name in standard]
+        key = tuple(id(x) for x in arrays) + (id(fields.get("actions")),)
+        kept = self._results_views
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        typed = {}
+        for (name, (dtype, np_dtype)), x in zip(standard.items(), arrays, strict=True):
+            if isinstance(x, wp.array) and x.dtype == dtype and x.is_contiguous and tuple(x.shape) == (n,):
+                typed[name] = x
+            elif (isinstance(x, np.ndarray) and x.dtype == np_dtype and x.shape == (n,) and x.flags.c_contiguous
+                  and self.device.is_cpu):
+                typed[name] = wp.array(x, dtype=dtype, device=self.device, copy=False)
+        if len(typed) < len(standard) or "actions" not in fields:
+            result: tuple[Any, Any, dict[str, Any]] = (None, None, fields)
+        else:
+            res = self._k.ResultFields()
+            for name, x in typed.items():
+                setattr(res, name, x)
+            extra = {name: v for name, v in fields.items() if name not in standard and name != "actions"}
+            result = (res, fields["actions"], extra)
+        # The arrays are kept with the key so that their ids stay theirs.
+        self._results_views = (key, result, arrays)
+        return result
+
     def _host_field(self, x: Any, name: str) -> Any:
         if not isinstance(x, np.ndarray) or not x.flags.c_contiguous:
             raise ValueError(f"PlanBatch.{name} must be a contiguous numpy or Warp array")
@@ -571,21 +644,44 @@ class DedupingPlanner:
         e.probes = self.cache_probes
         return e
 
-    def _ensure_scratch(self, rows: int) -> dict[str, Any]:
-        """Per-row scratch for grouping (the sort needs twice the rows), grown on demand and reused."""
+    def _ensure_scratch(self, rows: int, spans: int) -> dict[str, Any]:
+        """Per-request scratch for grouping and the cache, grown on demand and reused.
+
+        The group tables are never cleared: a slot carries the epoch of the call that claimed it. Each span's table
+        (on a GPU the call's) has at least twice as many slots as the span has requests, the join table twice as
+        many as the call has.
+        """
         wp, dev = self._wp, self.device
-        if rows > self._rows:
+        per = -(-rows // spans)
+        bits = max(1, (2 * per - 1).bit_length())
+        join_bits = max(1, (2 * rows - 1).bit_length()) if spans > 1 else 1
+        if rows > self._rows or spans > self._scratch_parts:
             cap = max(rows, 2 * self._rows) if self._rows else rows
-            i32 = ("run_flag", "run_id", "run_start", "run_first", "position", "head", "slot", "reps", "src_row",
-                   "dst_row", "hit_slot", "miss_flag", "miss_pos", "misses", "miss_level", "ins_slot")
-            s = {name: wp.zeros(cap, dtype=wp.int32, device=dev) for name in i32}
-            s["keys"] = wp.zeros(2 * cap, dtype=wp.uint64, device=dev)
-            s["order"] = wp.zeros(2 * cap, dtype=wp.int32, device=dev)
-            s["rep_key"] = wp.zeros(cap, dtype=wp.uint64, device=dev)
-            s["miss_key"] = wp.zeros(cap, dtype=wp.uint64, device=dev)
-            self._scratch = s
-            self._rows = cap
-        return self._scratch
+            i32 = ("local", "heads", "rep_of", "reps", "hit_slot", "miss_flag", "miss_pos", "misses", "miss_level",
+                   "ins_slot")
+            fresh: dict[str, Any] = {name: wp.zeros(cap, dtype=wp.int32, device=dev) for name in i32}
+            for name in ("keys", "rep_key", "miss_key"):
+                fresh[name] = wp.zeros(cap, dtype=wp.uint64, device=dev)
+            fresh["n_heads"] = wp.zeros(max(spans, self._scratch_parts), dtype=wp.int32, device=dev)
+            for name in ("table", "join_table"):
+                fresh[name] = self._scratch.get(name)
+            self._scratch, self._rows, self._scratch_parts = fresh, cap, max(spans, self._scratch_parts)
+        s = self._scratch
+        grown = False
+        for name, slots in (("table", spans << bits), ("join_table", 1 << join_bits)):
+            if s.get(name) is None or s[name].shape[0] < slots:
+                s[name] = wp.zeros(slots, dtype=wp.uint64, device=dev)
+                grown = True
+        self._table_calls += 1
+        if grown or self._table_calls >= _EPOCH_SPAN:
+            # Fresh tables are zero (tag 0); the tag counts 1, 2, ... from here, and they are zeroed again before it
+            # could come round to a value a slot still holds.
+            for name in ("table", "join_table"):
+                s[name].zero_()
+            self._group_epoch.zero_()
+            self._table_calls = 0
+        s["table_bits"], s["join_bits"] = bits, join_bits
+        return s
 
     def _check_device_inputs(self, states: Any, goals: Any, costs: Any, enabled: Any, agents: Any, count: Any) -> None:
         """Shapes, dtypes and devices of inputs already on the device (values are not scanned: that would copy)."""
