@@ -461,9 +461,8 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                         best = int(-1)
                         for k in range(ct.action_start[a], ct.action_start[a + 1]):
                             d = ct.action_cond[k]
-                            if sc.cond_h[t, d] == hc:
-                                if best < 0 or d < best:
-                                    best = d
+                            if sc.cond_h[t, d] == hc and d > best:
+                                best = d
                         sc.act_pcf[t, a] = best
                     size = relax_effects(sc, t, ct, a, action_cost(sc, t, a, lm) + hc, size)
 
@@ -522,7 +521,7 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
     total = zero
     for _round in range(a1 - a0 + 2):
         hmax_dijkstra(sc, t, r, ct, rel, g, 1)
-        # The goal action's pcf: the unmet goal condition of largest h_max, ties to the lowest condition id.
+        # The goal action's pcf: the unmet goal condition of largest h_max, ties to the highest condition id.
         top = wp.float64(-1.0)
         goal_pcf = int(-1)
         key = int(-1)
@@ -538,7 +537,7 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
                 kj = rel.atom_cond[j]
                 if kj < 0:
                     kj = ct.n_conditions + (j - at.start[g])
-                if goal_pcf < 0 or hj > top or (hj == top and kj < key):
+                if goal_pcf < 0 or hj > top or (hj == top and kj > key):
                     top = hj
                     goal_pcf = j
                     key = kj

@@ -19,13 +19,16 @@ The search, which the Warp planner follows step for step:
     the goal's conditions as nodes (one node with an equal action precondition), an artificial goal action
     needing the conditions in U, and an always-true precondition for actions without one. Per state, with
     remaining costs rc = the agent's costs: repeat { h_max with rc; stop when h_max(goal) is 0 (inf: dead end);
-    each reached action's *pcf* is its precondition of largest h_max, ties to the lowest condition id (the
-    goal action's: the condition of U of largest value, ties to the lowest id, a goal-only condition counting
+    each reached action's *pcf* is its precondition of largest h_max, ties to the highest condition id (the
+    goal action's: the condition of U of largest value, ties to the highest id, a goal-only condition counting
     as id C + its place in the goal); the goal zone is the goal's pcf and, backwards, the pcf of every reached
     zero-rc achiever of a zone condition; from the conditions true in s (and the always-true one), follow
     reached actions from their pcf to what they achieve, stopping at actions that achieve a zone condition:
     those are the cut; h += m = min rc over the cut; rc -= m on the cut }. At most (cone actions + 1) rounds.
-    At least h_max, usually far above it on deep tasks; not consistent in general.
+    At least h_max, usually far above it on deep tasks; not consistent in general. The tie rule matters on
+    unit-cost tasks: ties to the highest id (the precondition h_max's queue, ordered by value then id, reaches
+    last when costs are positive, as Fast Downward's h_max supporter) give the initial values of Fast
+    Downward's lmcut on the IPC tasks measured (depot/task03: 17; the lowest id gives 14).
   - ``hmax2`` (default): h_max cut after two levels: a precondition p of an achiever, false in s, counts as the
     cheapest enabled achiever of p (instead of h(p)). Cheaper per node, weaker.
   - ``hmax1``: the cheapest enabled achiever of each condition in U only.
@@ -234,11 +237,7 @@ class ReferencePlanner:
             return Status.SATISFIED, 0.0, [], 0, 0, 1, overflow
 
         usable = [a for a in range(len(domain.actions)) if enabled[a]]
-        c_min = min((costs[a] for a in usable), default=math.inf)
-        achievers = [[a for a in usable if achieves(domain.actions[a], c)] for c in goal.want]
-        per_action = [sum(achieves(act, c) for c in goal.want) for act in domain.actions]
-        most_fixed = max(per_action, default=0)
-        heuristic = self._heuristic(goal, costs, enabled, achievers, usable, c_min, most_fixed)
+        heuristic = self.heuristic_function(goal, costs, enabled)
 
         h0 = heuristic(start)
         if math.isinf(h0):
@@ -299,6 +298,21 @@ class ReferencePlanner:
                     g_of[known], parent[known], via[known] = g, node, a
                 heapq.heappush(open_list, (self.order(g, h_of[known]), h_of[known], known))
         return Status.NO_PLAN, math.nan, [], expanded, 0, len(state_of), overflow
+
+    def heuristic_function(
+        self, goal: Goal, costs: list[float] | None = None, enabled: list[bool] | None = None
+    ) -> Any:
+        """h(state) of this planner's heuristic for one goal, action costs and enabled actions (default: the
+        domain's costs, all enabled): the function a search calls on every new state (`State` -> float)."""
+        domain = self.domain
+        costs = [float(c) for c in self.tables.cost] if costs is None else [float(c) for c in costs]
+        enabled = [True] * len(costs) if enabled is None else [bool(e) for e in enabled]
+        usable = [a for a in range(len(domain.actions)) if enabled[a]]
+        c_min = min((costs[a] for a in usable), default=math.inf)
+        achievers = [[a for a in usable if achieves(domain.actions[a], c)] for c in goal.want]
+        per_action = [sum(achieves(act, c) for c in goal.want) for act in domain.actions]
+        most_fixed = max(per_action, default=0)
+        return self._heuristic(goal, costs, enabled, achievers, usable, c_min, most_fixed)
 
     def _heuristic(self, goal, costs, enabled, achievers, usable, c_min, most_fixed):
         """h(state) for one search: the chosen heuristic's goal term, maxed with the step-count bound."""
@@ -376,15 +390,15 @@ class ReferencePlanner:
                 top, goal_pcf = -1.0, -1
                 for j in unsat:
                     hj = min((rc[a] + hp[a] for a in achievers[j]), default=math.inf)
-                    if goal_pcf < 0 or hj > top or (hj == top and atom_key[j] < atom_key[goal_pcf]):
+                    if goal_pcf < 0 or hj > top or (hj == top and atom_key[j] > atom_key[goal_pcf]):
                         top, goal_pcf = hj, j
                 if math.isinf(top):
                     return math.inf
                 if top == 0.0:
                     break
                 reached = [a for a in cone_acts if not math.isinf(hp[a])]
-                # pcf: the precondition of largest h_max, ties to the lowest condition id (None: no precondition).
-                pcf = {a: min((p for p in pre_ids[a] if hc[p] == hp[a]), default=None) for a in reached}
+                # pcf: the precondition of largest h_max, ties to the highest condition id (None: no precondition).
+                pcf = {a: max((p for p in pre_ids[a] if hc[p] == hp[a]), default=None) for a in reached}
                 # The goal zone: the goal's pcf and, backwards through reached zero-cost achievers, their pcfs.
                 zone: set[int] = set()
                 zone_achievers: set[int] = set()
