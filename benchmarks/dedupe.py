@@ -2,8 +2,9 @@
 
 Part 1, batches (soldier domain, random start states, random goals, per-agent cost rows jittered so that every
 query of the pool is distinct): a batch of --agents rows drawn from --distinct queries, against a batch of
---agents all-distinct queries from the same pool, in one run. Plans/s is rows / median seconds of --repeats
-calls after a warm-up call. Rows:
+--agents all-distinct queries from the same pool, in one run. Plans/s is rows / median seconds of the calls of
+--repeats rounds after a warm-up call, every case timed in each round (a fast case several times; see
+`timed_interleaved`), so that a drifting load on a shared machine falls on all cases alike. Rows:
 
 * ``plain/all-distinct``: the inner planner alone (the baseline of the ratio);
 * ``dedupe/all-distinct``: the wrapper where there is nothing to share (its overhead);
@@ -61,16 +62,28 @@ def query_pool(tables, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.nd
     return states, goals, costs
 
 
-def timed(fn, repeats: int) -> tuple[float, float]:
-    """Median wall seconds and median CPU seconds (all threads of the process) of ``repeats`` calls."""
-    fn()  # warm-up: kernel loads, scratch allocation
-    wall, cpu = [], []
-    for _ in range(repeats):
-        t0, c0 = time.perf_counter(), time.process_time()
+def timed_interleaved(fns: list, repeats: int) -> list[tuple[float, float]]:
+    """Median wall and CPU seconds (all threads of the process) of each of ``fns``, measured in turns.
+
+    The machine is shared, so its load drifts: each round times every case (a fast case several times, about a
+    quarter of a second's worth), and a case's median comes from samples spread over the whole run, as its
+    baseline's do. One warm-up call each first (kernel loads, scratch allocation).
+    """
+    calls = []
+    for fn in fns:
+        t0 = time.perf_counter()
         fn()
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return statistics.median(wall), statistics.median(cpu)
+        calls.append(int(min(20, max(1, 0.25 // max(time.perf_counter() - t0, 1e-6)))))
+    wall: list[list[float]] = [[] for _ in fns]
+    cpu: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeats):
+        for k, fn in enumerate(fns):
+            for _ in range(calls[k]):
+                t0, c0 = time.perf_counter(), time.process_time()
+                fn()
+                wall[k].append(time.perf_counter() - t0)
+                cpu[k].append(time.process_time() - c0)
+    return [(statistics.median(w), statistics.median(c)) for w, c in zip(wall, cpu, strict=True)]
 
 
 def same(a: PlanBatch, b: PlanBatch) -> bool:
@@ -100,28 +113,28 @@ def batches(args) -> tuple[list[dict], dict]:
         out = PlanBatch.empty(n, L)
         return lambda: planner.plan(*batch, out=out)
 
+    reference = {"all-distinct": inner.plan(*every), "few-distinct": inner.plan(*few)}
+    cases = [("plain", "all-distinct", inner, every), ("dedupe", "all-distinct", dedupe, every),
+             ("plain", "few-distinct", inner, few), ("dedupe", "few-distinct", dedupe, few),
+             ("dedupe+cache", "few-distinct", cached, few)]
+    timings = timed_interleaved([run(planner, batch) for _, _, planner, batch in cases], args.repeats)
     rows = []
-    reference = {}
-    for label, batch in (("all-distinct", every), ("few-distinct", few)):
-        reference[label] = inner.plan(*batch)
-        cases = [("plain", inner), ("dedupe", dedupe)] + ([("dedupe+cache", cached)] if label == "few-distinct" else [])
-        for name, planner in cases:
-            seconds, cpu = timed(run(planner, batch), args.repeats)
-            if isinstance(planner, DedupingPlanner):
-                planner.reset_stats()
-            result = planner.plan(*batch)  # one more call, for the results and that call's counters
-            row = {"planner": name, "batch": label, "agents": n,
-                   "distinct": args.distinct if label == "few-distinct" else n,
-                   "seconds": seconds, "cpu_seconds": cpu, "plans_per_second": n / seconds,
-                   "plans_per_cpu_second": n / cpu if cpu > 0 else None,
-                   "equal_to_plain": same(result, reference[label]),
-                   "statuses": reference[label].counts(),
-                   "expanded_mean": float(np.mean(np.asarray(reference[label].expanded)))}
-            if isinstance(planner, DedupingPlanner):
-                row["stats"] = planner.stats()
-            rows.append(row)
-            print(f"  {name:>13s} {label:>13s}: {n / seconds:>13,.0f} plans/s ({seconds * 1e3:8.2f} ms wall,"
-                  f" {cpu * 1e3:8.2f} ms CPU)  equal={row['equal_to_plain']}", flush=True)
+    for (name, label, planner, batch), (seconds, cpu) in zip(cases, timings, strict=True):
+        if isinstance(planner, DedupingPlanner):
+            planner.reset_stats()
+        result = planner.plan(*batch)  # one more call, for the results and that call's counters
+        row = {"planner": name, "batch": label, "agents": n,
+               "distinct": args.distinct if label == "few-distinct" else n,
+               "seconds": seconds, "cpu_seconds": cpu, "plans_per_second": n / seconds,
+               "plans_per_cpu_second": n / cpu if cpu > 0 else None,
+               "equal_to_plain": same(result, reference[label]),
+               "statuses": reference[label].counts(),
+               "expanded_mean": float(np.mean(np.asarray(reference[label].expanded)))}
+        if isinstance(planner, DedupingPlanner):
+            row["stats"] = planner.stats()
+        rows.append(row)
+        print(f"  {name:>13s} {label:>13s}: {n / seconds:>13,.0f} plans/s ({seconds * 1e3:8.2f} ms wall,"
+              f" {cpu * 1e3:8.2f} ms CPU)  equal={row['equal_to_plain']}", flush=True)
     info = {"planner": inner.name, "heuristic": getattr(inner, "heuristic", None), "max_nodes": inner.max_nodes,
             "threads": getattr(inner, "threads", None)}
     inner.close()

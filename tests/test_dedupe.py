@@ -203,7 +203,7 @@ def test_spans_of_several_workers_group_as_one_call(domain_tables, monkeypatch, 
         states, goals, costs, enabled = near_duplicate_batch(domain_tables, seed=14, n=500)
         alone = inner.plan(states, goals, costs, enabled)
         dp = DedupingPlanner(inner, cache_capacity=64, hash_bits=bits)
-        assert dp._parts(500) == 3
+        assert dp._parts(500) == 3 * module._SPANS_PER_WORKER
         for _ in range(2):  # the second call partly through the cache
             assert_same(dp.plan(states, goals, costs, enabled), alone)
         st = dp.stats()
@@ -239,7 +239,7 @@ def test_each_distinct_query_searched_once_by_its_first_row(monkeypatch):
         echo = QueryEcho(tables)
         echo.threads = workers
         dp = DedupingPlanner(echo, hash_bits=bits)
-        assert dp._parts(n) == workers
+        assert dp._parts(n) == (workers * module._SPANS_PER_WORKER if workers > 1 else 1)
         got = dp.plan(states, goals, out=wide_batch(n, np.zeros(n)))
         expected = QueryEcho(tables).plan(states, goals, agents=np.arange(n), out=wide_batch(n, np.zeros(n)))
         assert_same(got, expected)

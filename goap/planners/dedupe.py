@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import itertools
 import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -57,6 +58,7 @@ DEFAULT_CACHEABLE = (Status.OK, Status.SATISFIED, Status.NO_PLAN)
 MAX_CACHE_CAPACITY = 1 << 26
 _MAX_TOKENS = 1024
 _PARALLEL_ROWS = 16384  # below this, one CPU launch beats handing chunks to threads
+_SPANS_PER_WORKER = 2  # spans of a large CPU batch per worker thread (taken in turn)
 _EPOCH_SPAN = 1 << 31  # calls before the group table's epoch tags could repeat
 
 
@@ -426,17 +428,20 @@ class DedupingPlanner:
                      None if enabled is None else enabled[ids], None)
 
     def _parts(self, rows: int) -> int:
-        """Workers a call's kernels are spread over: the CPU threads for a large batch, else one (a GPU launch is
-        one thread per request whatever this says)."""
-        return self._threads if self._pool is not None and rows >= _PARALLEL_ROWS else 1
+        """Spans a call's requests are cut into on the CPU: ``_SPANS_PER_WORKER`` per worker thread for a large
+        batch (a worker that finishes early, or starts late on a busy machine, leaves its spans to the others),
+        else one. A GPU launch is one thread per request whatever this says."""
+        if self._pool is None or rows < _PARALLEL_ROWS:
+            return 1
+        return min(rows, self._threads * _SPANS_PER_WORKER)
 
     def _spread(self, kernel: Any, rows: int, before: list, after: list) -> None:
         """Launch a kernel over requests ``0..rows-1`` that takes ``first`` and ``per`` between ``before`` and
         ``after``: thread g serves requests ``[g * per, (g + 1) * per)``.
 
         On a GPU: one thread per request. On the CPU, where a launch is a serial loop on one core that releases the
-        GIL, one thread per worker (`_parts`), each a span of requests, launched from the thread pool and this
-        thread: one kernel call per worker instead of one per request.
+        GIL, one single-thread launch per span (`_parts`): this thread and the pool's workers take the next span
+        until none is left, so no core waits on another that is slow to start.
         """
         wp, dev = self._wp, self.device
         if not dev.is_cpu:
@@ -447,12 +452,17 @@ class DedupingPlanner:
         if spans == 1:
             wp.launch(kernel, dim=1, inputs=[*before, 0, per, *after], device=dev)
             return
-        futures = [
-            self._pool.submit(wp.launch, kernel, dim=1, inputs=[*before, g, per, *after], device=dev)
-            for g in range(1, spans)
-        ]
+        taken = itertools.count()  # next() is atomic under the GIL
+
+        def work() -> None:
+            g = next(taken)
+            while g < spans:
+                wp.launch(kernel, dim=1, inputs=[*before, g, per, *after], device=dev)
+                g = next(taken)
+
+        futures = [self._pool.submit(work) for _ in range(min(self._threads, spans) - 1)]
         try:
-            wp.launch(kernel, dim=1, inputs=[*before, 0, per, *after], device=dev)
+            work()
         finally:
             for f in futures:
                 f.result()
