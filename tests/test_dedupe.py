@@ -247,6 +247,33 @@ def test_each_distinct_query_searched_once_by_its_first_row(monkeypatch):
         dp.close()
 
 
+@pytest.mark.parametrize("n_actions", [15, 16])
+def test_cost_rows_in_any_layout(n_actions):
+    """Cost rows are hashed and compared two costs a word when they line up (even A, 8-byte aligned) and one at a
+    time otherwise (odd A, or rows that start 4 bytes into a buffer): the same groups, the same results, and the
+    same keys, so a query cached from one layout hits from the other."""
+    tables = encode(random_domain(seed=3, n_facts=14, n_actions=n_actions))
+    inner = WarpAStarPlanner(tables, device="cpu", threads=1, **POOLS)
+    try:
+        states, goals, costs, enabled = near_duplicate_batch(tables, seed=15, n=300)
+        alone = inner.plan(states, goals, costs, enabled)
+        buffer = np.zeros(costs.size + 2, np.float32)
+        start = 1 if buffer.ctypes.data % 8 == 0 else 2
+        shifted = buffer[start : start + costs.size].reshape(costs.shape)  # rows 4 bytes past an 8-byte line
+        shifted[...] = costs
+        assert shifted.ctypes.data % 8 == 4 and shifted.flags.c_contiguous
+        dp = DedupingPlanner(inner, cache_capacity=512)
+        assert_same(dp.plan(states, goals, costs, enabled), alone)
+        first = dp.stats()
+        assert first["distinct"] == distinct_queries(states, goals, costs, enabled, np.arange(len(goals)))
+        assert_same(dp.plan(states, goals, shifted, enabled), alone)
+        second = dp.stats()
+        assert second["distinct"] == 2 * first["distinct"]
+        assert second["hits"] == first["inserted"] > 0
+    finally:
+        inner.close()
+
+
 def test_cache_hits_return_the_stored_results(domain_tables, warp_inner):
     states, goals, costs, enabled = near_duplicate_batch(domain_tables, seed=7)
     alone = warp_inner.plan(states, goals, costs, enabled)

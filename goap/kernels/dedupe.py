@@ -74,6 +74,8 @@ class Queries:
     goals: wp.array(dtype=wp.int32)
     cost_bits: wp.array2d(dtype=wp.uint32)
     has_costs: int
+    cost_words: wp.array2d(dtype=wp.uint64)  # the same rows as 64-bit words (costs 2j, 2j + 1), when they line up
+    has_cost_words: int
     n_actions: int
     enabled: wp.array2d(dtype=wp.uint8)
     has_enabled: int
@@ -151,7 +153,9 @@ def row_level(q: Queries, row: int) -> wp.int8:
 
 @wp.func
 def cost_pair(q: Queries, row: int, j: int) -> wp.uint64:
-    """Costs 2j and 2j + 1 of row's cost row as one word (bit patterns)."""
+    """Costs 2j and 2j + 1 of row's cost row as one word of their bit patterns (the same value either way)."""
+    if q.has_cost_words != 0:
+        return q.cost_words[row, j]
     return wp.uint64(q.cost_bits[row, 2 * j]) | (wp.uint64(q.cost_bits[row, 2 * j + 1]) << wp.uint64(32))
 
 
@@ -213,18 +217,28 @@ def query_hash(q: Queries, row: int) -> wp.uint64:
 
 @wp.func
 def same_costs(q: Queries, ra: int, rb: int) -> bool:
-    """Whether two rows' cost rows have the same bit patterns (four costs a step, no branch inside)."""
+    """Whether two rows' cost rows have the same bit patterns: 64-bit words (two costs) four at a time, no branch
+    inside the loops."""
     A = q.n_actions
-    diff = wp.uint32(0)
-    quads = A // 4
-    for k in range(quads):
-        a = 4 * k
-        d01 = (q.cost_bits[ra, a] ^ q.cost_bits[rb, a]) | (q.cost_bits[ra, a + 1] ^ q.cost_bits[rb, a + 1])
-        d23 = (q.cost_bits[ra, a + 2] ^ q.cost_bits[rb, a + 2]) | (q.cost_bits[ra, a + 3] ^ q.cost_bits[rb, a + 3])
-        diff = diff | d01 | d23
-    for a in range(4 * quads, A):
-        diff = diff | (q.cost_bits[ra, a] ^ q.cost_bits[rb, a])
-    return diff == wp.uint32(0)
+    pairs = A // 2
+    diff = wp.uint64(0)
+    if q.has_cost_words != 0:
+        quads = pairs // 4
+        for k in range(quads):
+            j = 4 * k
+            d0 = q.cost_words[ra, j] ^ q.cost_words[rb, j]
+            d1 = q.cost_words[ra, j + 1] ^ q.cost_words[rb, j + 1]
+            d2 = q.cost_words[ra, j + 2] ^ q.cost_words[rb, j + 2]
+            d3 = q.cost_words[ra, j + 3] ^ q.cost_words[rb, j + 3]
+            diff = diff | d0 | d1 | d2 | d3
+        for j in range(4 * quads, pairs):
+            diff = diff | (q.cost_words[ra, j] ^ q.cost_words[rb, j])
+    else:
+        for j in range(pairs):
+            diff = diff | (cost_pair(q, ra, j) ^ cost_pair(q, rb, j))
+    if A % 2 == 1:
+        diff = diff | wp.uint64(q.cost_bits[ra, A - 1] ^ q.cost_bits[rb, A - 1])
+    return diff == wp.uint64(0)
 
 
 @wp.func

@@ -127,6 +127,7 @@ class DedupingPlanner:
         self._n_miss = wp.zeros(1, dtype=wp.int32, device=dev)
         self._dummy_u32 = wp.zeros((1, 1), dtype=wp.uint32, device=dev)
         self._dummy_u8 = wp.zeros((1, 1), dtype=wp.uint8, device=dev)
+        self._dummy_u64 = wp.zeros((1, 1), dtype=wp.uint64, device=dev)
         self._dummy_i8 = wp.zeros(1, dtype=wp.int8, device=dev)
         self._dummy_i32 = wp.zeros(1, dtype=wp.int32, device=dev)
         self._tokens: dict[int, tuple[GoalTables, int]] = {id(self.tables.goals): (self.tables.goals, 0)}
@@ -292,6 +293,9 @@ class DedupingPlanner:
         q.goals = k_goals
         q.has_costs = int(k_costs is not None)
         q.cost_bits = self._dummy_u32 if k_costs is None else k_costs.view(wp.uint32)
+        words = None if k_costs is None else self._cost_words(k_costs)
+        q.has_cost_words = int(words is not None)
+        q.cost_words = self._dummy_u64 if words is None else words
         q.has_enabled = int(k_enabled is not None)
         q.enabled = self._dummy_u8 if k_enabled is None else k_enabled.view(wp.uint8)
         q.has_level = int(level is not None)
@@ -410,6 +414,16 @@ class DedupingPlanner:
         if count is not None:
             kwargs["count"] = count
         self.inner.plan(states, goals, costs, enabled, **kwargs)
+
+    def _cost_words(self, costs: Any) -> Any:
+        """The cost rows as rows of 64-bit words (two costs each) when their layout allows it (an even number of
+        actions, contiguous, 8-byte aligned): half the loads for hashing and comparing them. None otherwise."""
+        A = self.tables.n_actions
+        if A % 2 or not costs.is_contiguous or costs.ptr % 8:
+            return None
+        n = costs.shape[0]
+        return self._wp.array(ptr=costs.ptr, dtype=self._wp.uint64, shape=(n, A // 2), strides=(4 * A, 8),
+                              capacity=n * 4 * A, device=costs.device)
 
     def _rows_view(self, rows: Any, m: int) -> Any:
         """``rows[:m]``, the same object as last call's when ``rows`` and ``m`` are."""
