@@ -468,6 +468,39 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
 
 
 @wp.func
+def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int, size: int):
+    """Bring h_max up to date after LM-cut lowered the remaining costs of some actions, whose new offers the queue
+    already holds (``size`` entries). Values only fall: a popped condition that is an action's pcf makes the action
+    take its new max and pcf, and offer what it achieves when that max fell (Fast Downward's incremental
+    exploration). The result is the from-scratch fixpoint, float for float (each value is the least of the same
+    offers), and the same pcfs (only an action whose pcf fell can change its pcf). Each cone condition leaves the
+    queue at most once (later offers are never below the value popped)."""
+    for _pop in range(rel.cond_start[g + 1] - rel.cond_start[g]):
+        if size == 0:
+            break
+        c = cond_pop(sc, t, size)
+        size -= 1
+        hc = sc.cond_h[t, c]
+        for p in range(ct.pre_of_start[c], ct.pre_of_start[c + 1]):
+            a = ct.pre_of_action[p]
+            if sc.act_left[t, a] == 0 and sc.act_pcf[t, a] == c:
+                old = sc.act_h[t, a]
+                if old > hc:
+                    top = wp.float64(-1.0)
+                    best = int(-1)
+                    for k in range(ct.action_start[a], ct.action_start[a + 1]):
+                        d = ct.action_cond[k]
+                        v = sc.cond_h[t, d]
+                        if v > top or (v == top and d > best):
+                            top = v
+                            best = d
+                    sc.act_h[t, a] = top
+                    sc.act_pcf[t, a] = best
+                    if top < old:
+                        size = relax_effects(sc, t, ct, a, sc.act_rc[t, a] + top, size)
+
+
+@wp.func
 def lm_trigger(sc: Scratch, t: int, ct: ConditionTables, a: int, size: int) -> int:
     """LM-cut's forward exploration reaches action a through its pcf: into the cut when it achieves a goal-zone
     condition (act_mark 1 -> 2), else what it achieves joins the before-zone set (pushed on the stack)."""
@@ -504,9 +537,10 @@ def lm_zone_achiever(sc: Scratch, t: int, b: int, size: int) -> int:
 @wp.func
 def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance) -> wp.float64:
     """LM-cut of node row r for goal g (`goap.planners.reference`, node for node): rounds of h_max with remaining
-    costs, each cutting the justification graph between the state and the goal zone and charging the cut's
-    cheapest remaining cost. Bounded: at most cone actions + 1 rounds (each zeroes a cut action), each pass over
-    the cone's conditions once."""
+    costs (from scratch once, then lowered where the cut's costs fell: `hmax_lower`), each cutting the
+    justification graph between the state and the goal zone and charging the cut's cheapest remaining cost.
+    Bounded: at most cone actions + 1 rounds (each zeroes a cut action), each pass over the cone's conditions
+    once."""
     inf = wp.float64(wp.inf)
     zero = wp.float64(0.0)
     at = gt.atoms
@@ -519,8 +553,8 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
         a = rel.action[i]
         sc.act_rc[t, a] = sc.act_cost[t, a]
     total = zero
+    hmax_dijkstra(sc, t, r, ct, rel, g, 1)
     for _round in range(a1 - a0 + 2):
-        hmax_dijkstra(sc, t, r, ct, rel, g, 1)
         # The goal action's pcf: the unmet goal condition of largest h_max, ties to the highest condition id.
         top = wp.float64(-1.0)
         goal_pcf = int(-1)
@@ -597,10 +631,13 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
         if is_inf(m):
             break
         total = total + m
+        size = int(0)
         for i in range(a0, a1):
             a = rel.action[i]
             if sc.act_mark[t, a] == 2:
                 sc.act_rc[t, a] = sc.act_rc[t, a] - m
+                size = relax_effects(sc, t, ct, a, sc.act_rc[t, a] + sc.act_h[t, a], size)
+        hmax_lower(sc, t, ct, rel, g, size)
     return total
 
 
