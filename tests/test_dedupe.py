@@ -247,6 +247,22 @@ def test_each_distinct_query_searched_once_by_its_first_row(monkeypatch):
         dp.close()
 
 
+@pytest.mark.parametrize("bits", [64, 3])
+def test_one_thread_per_request_as_on_a_gpu(domain_tables, warp_inner, bits):
+    """The GPU's sequence of kernels (keys first, then one thread per request inserting into one shared table, heads
+    appended with an atomic count), run on the CPU where a launch's threads run one after another: the same groups
+    and results. (Concurrent claims on a real GPU are not exercised here.)"""
+    states, goals, costs, enabled = near_duplicate_batch(domain_tables, seed=16, n=500)
+    alone = warp_inner.plan(states, goals, costs, enabled)
+    dp = DedupingPlanner(warp_inner, cache_capacity=64, hash_bits=bits)
+    dp._per_row = True
+    for _ in range(2):
+        assert_same(dp.plan(states, goals, costs, enabled), alone)
+    st = dp.stats()
+    assert st["distinct"] == 2 * distinct_queries(states, goals, costs, enabled, np.arange(500))
+    assert st["hits"] > 0
+
+
 @pytest.mark.parametrize("n_actions", [15, 16])
 def test_cost_rows_in_any_layout(n_actions):
     """Cost rows are hashed and compared two costs a word when they line up (even A, 8-byte aligned) and one at a

@@ -144,6 +144,10 @@ class DedupingPlanner:
         wp.load_module(kernels, device=dev)
         self._threads = max(1, int(getattr(inner, "threads", 0) or os.cpu_count() or 1)) if dev.is_cpu else 1
         self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="goap-dedupe") if self._threads > 1 else None
+        # One thread per request, one shared group table claimed by compare-and-swap: the GPU's way. On the CPU
+        # workers take spans of requests instead (a test sets this on the CPU, where threads of a launch run one
+        # after another, to check the GPU's sequence of kernels).
+        self._per_row = not dev.is_cpu
         self._cached: dict[str, Any] = {}  # field name -> [capacity, units] words of results
 
     # --- delegation --------------------------------------------------------------------------------------------
@@ -314,7 +318,7 @@ class DedupingPlanner:
         s = self._ensure_scratch(rows, spans)
         mask = wp.uint64(self._hash_mask)
         wp.launch(k.start_call, dim=1, inputs=[r, self._epoch, s["n_heads"], self.counters], device=dev)
-        if dev.is_cpu:
+        if not self._per_row:
             # Each worker hashes and groups its own span of requests, in its own table; one thread then joins the
             # spans' groups (their heads only) in a table for the call.
             self._spread(k.group_queries, rows, [q, r], [0, 0, s["table_bits"], mask, s["keys"], self._epoch,
@@ -445,7 +449,7 @@ class DedupingPlanner:
         """Spans a call's requests are cut into on the CPU: ``_SPANS_PER_WORKER`` per worker thread for a large
         batch (a worker that finishes early, or starts late on a busy machine, leaves its spans to the others),
         else one. A GPU launch is one thread per request whatever this says."""
-        if self._pool is None or rows < _PARALLEL_ROWS:
+        if self._pool is None or rows < _PARALLEL_ROWS or self._per_row:
             return 1
         return min(rows, self._threads * _SPANS_PER_WORKER)
 
@@ -458,7 +462,7 @@ class DedupingPlanner:
         until none is left, so no core waits on another that is slow to start.
         """
         wp, dev = self._wp, self.device
-        if not dev.is_cpu:
+        if self._per_row:
             wp.launch(kernel, dim=rows, inputs=[*before, 0, 1, *after], device=dev)
             return
         spans = self._parts(rows)
