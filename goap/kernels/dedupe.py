@@ -305,13 +305,14 @@ def span_end(r: Requests, lo: int, per: int) -> int:
 
 @wp.kernel
 def start_call(
-    r: Requests, epoch: wp.array(dtype=wp.int32), n_heads: wp.array(dtype=wp.int32),
+    r: Requests, epoch: wp.array(dtype=wp.int32), n_heads: wp.array(dtype=wp.int32), n_miss: wp.array(dtype=wp.int32),
     counters: wp.array(dtype=wp.int64),
 ):
-    """One thread: advance the epochs (the cache's clock, the group table's tag), zero the head counts, count the
-    call and its requests."""
+    """One thread: advance the epochs (the cache's clock, the group table's tag), zero the head and miss counts,
+    count the call and its requests."""
     epoch[0] = epoch[0] + 1
     epoch[1] = epoch[1] + 1
+    n_miss[0] = 0
     for p in range(n_heads.shape[0]):
         n_heads[p] = 0
     counters[C_CALLS] = counters[C_CALLS] + wp.int64(1)
@@ -560,15 +561,17 @@ def cache_lookup(
     n_reps: wp.array(dtype=wp.int32),
     epoch: wp.array(dtype=wp.int32),
     hit_slot: wp.array(dtype=wp.int32),
-    miss_flag: wp.array(dtype=wp.int32),
+    misses: wp.array(dtype=wp.int32),
+    miss_key: wp.array(dtype=wp.uint64),
+    miss_level: wp.array(dtype=wp.int32),
     n_miss: wp.array(dtype=wp.int32),
     counters: wp.array(dtype=wp.int64),
 ):
+    """Each distinct query's cache entry (``hit_slot``), or else an append to the rows to search, with their keys
+    and their levels as they are before the search writes ``level`` (``n_miss`` was zeroed by `start_call`; on
+    the CPU the appends keep the order of ``reps``)."""
     i = wp.tid()
-    if i == 0:
-        n_miss[0] = 0
     hit_slot[i] = -1
-    miss_flag[i] = 0
     if i >= n_reps[0]:
         return
     row = reps[i]
@@ -586,34 +589,57 @@ def cache_lookup(
         c.used[found] = epoch[0]
         wp.atomic_add(counters, C_HITS, wp.int64(1))
     else:
-        miss_flag[i] = 1
+        pos = wp.atomic_add(n_miss, 0, 1)
+        misses[pos] = row
+        miss_key[pos] = h
+        miss_level[pos] = int(row_level(q, row))
         wp.atomic_add(counters, C_MISSES, wp.int64(1))
 
 
 @wp.kernel
-def compact_misses(
+def fetch_results(
     reps: wp.array(dtype=wp.int32),
-    rep_key: wp.array(dtype=wp.uint64),
-    n_reps: wp.array(dtype=wp.int32),
-    miss_flag: wp.array(dtype=wp.int32),
-    miss_pos: wp.array(dtype=wp.int32),
-    q: Queries,
-    misses: wp.array(dtype=wp.int32),
-    miss_key: wp.array(dtype=wp.uint64),
-    miss_level: wp.array(dtype=wp.int32),
-    n_miss: wp.array(dtype=wp.int32),
+    hit_slot: wp.array(dtype=wp.int32),
+    cache: ResultFields,
+    cache_actions: wp.array2d(dtype=Any),
+    res: ResultFields,
+    actions: wp.array2d(dtype=Any),
 ):
-    """The rows to search, with their keys and their levels as they are before the search writes ``level``."""
+    """The hit rows' standard fields from the cache, in one pass (``hit_slot`` is -1 for misses)."""
     i = wp.tid()
-    n = n_reps[0]
-    if i >= n:
-        return
-    if miss_flag[i] != 0:
-        misses[miss_pos[i]] = reps[i]
-        miss_key[miss_pos[i]] = rep_key[i]
-        miss_level[miss_pos[i]] = int(row_level(q, reps[i]))
-    if i == n - 1:
-        n_miss[0] = miss_pos[i] + miss_flag[i]
+    s = hit_slot[i]
+    if s >= 0:
+        row = reps[i]
+        res.status[row] = cache.status[s]
+        res.cost[row] = cache.cost[s]
+        res.length[row] = cache.length[s]
+        res.expanded[row] = cache.expanded[s]
+        res.level[row] = cache.level[s]
+        for j in range(actions.shape[1]):
+            actions[row, j] = cache_actions[s, j]
+
+
+@wp.kernel
+def store_results(
+    misses: wp.array(dtype=wp.int32),
+    ins_slot: wp.array(dtype=wp.int32),
+    res: ResultFields,
+    actions: wp.array2d(dtype=Any),
+    cache: ResultFields,
+    cache_actions: wp.array2d(dtype=Any),
+):
+    """The inserted rows' standard fields into the cache, in one pass (``ins_slot`` is -1 where nothing was stored)."""
+    i = wp.tid()
+    s = ins_slot[i]
+    if s >= 0:
+        row = misses[i]
+        cache.status[s] = res.status[row]
+        cache.cost[s] = res.cost[row]
+        cache.length[s] = res.length[row]
+        cache.expanded[s] = res.expanded[row]
+        cache.level[s] = res.level[row]
+        for j in range(actions.shape[1]):
+            cache_actions[s, j] = actions[row, j]
 
 
 @wp.kernel
@@ -713,13 +739,23 @@ def store_cached(
 
 
 # Row copies see every PlanBatch field as rows of the widest unsigned word dividing its row (see
-# `goap.planners.dedupe`), so these four overloads serve any field dtype; declared here so the module is built once.
+# `goap.planners.dedupe`), so these overloads serve any field dtype; declared here so the module is built once.
 #: A 32-byte word (four uint64) for wide rows such as ``actions``: a quarter of the loop steps of uint64 copies.
 WIDE_WORD = wp.types.vector(length=4, dtype=wp.uint64)
 WORDS = (wp.uint8, wp.uint16, wp.uint32, wp.uint64, WIDE_WORD)
+#: The concrete overloads by word type, launched directly (a generic kernel infers its types on every launch).
+COPY_ROWS: dict[Any, Any] = {}
+COPY_RESULTS: dict[Any, Any] = {}
+FETCH_CACHED: dict[Any, Any] = {}
+STORE_CACHED: dict[Any, Any] = {}
+FETCH_RESULTS: dict[Any, Any] = {}
+STORE_RESULTS: dict[Any, Any] = {}
 for _t in WORDS:
-    wp.overload(copy_rows, {"field": wp.array2d(dtype=_t)})
-    wp.overload(copy_results, {"actions": wp.array2d(dtype=_t)})
-    wp.overload(fetch_cached, {"cached": wp.array2d(dtype=_t), "field": wp.array2d(dtype=_t)})
-    wp.overload(store_cached, {"field": wp.array2d(dtype=_t), "cached": wp.array2d(dtype=_t)})
-del _t
+    _rows = wp.array2d(dtype=_t)
+    COPY_ROWS[_t] = wp.overload(copy_rows, {"field": _rows})
+    COPY_RESULTS[_t] = wp.overload(copy_results, {"actions": _rows})
+    FETCH_CACHED[_t] = wp.overload(fetch_cached, {"cached": _rows, "field": _rows})
+    STORE_CACHED[_t] = wp.overload(store_cached, {"field": _rows, "cached": _rows})
+    FETCH_RESULTS[_t] = wp.overload(fetch_results, {"cache_actions": _rows, "actions": _rows})
+    STORE_RESULTS[_t] = wp.overload(store_results, {"actions": _rows, "cache_actions": _rows})
+del _t, _rows

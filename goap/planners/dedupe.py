@@ -149,6 +149,7 @@ class DedupingPlanner:
         # after another, to check the GPU's sequence of kernels).
         self._per_row = not dev.is_cpu
         self._cached: dict[str, Any] = {}  # field name -> [capacity, units] words of results
+        self._cached_res: Any = None  # the standard fields of ``_cached`` as a ResultFields
 
     # --- delegation --------------------------------------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
@@ -317,7 +318,8 @@ class DedupingPlanner:
         per = -(-rows // spans)
         s = self._ensure_scratch(rows, spans)
         mask = wp.uint64(self._hash_mask)
-        wp.launch(k.start_call, dim=1, inputs=[r, self._epoch, s["n_heads"], self.counters], device=dev)
+        wp.launch(k.start_call, dim=1, inputs=[r, self._epoch, s["n_heads"], self._n_miss, self.counters],
+                  device=dev)
         if not self._per_row:
             # Each worker hashes and groups its own span of requests, in its own table; one thread then joins the
             # spans' groups (their heads only) in a table for the call.
@@ -339,21 +341,16 @@ class DedupingPlanner:
         groups = [s["local"], s["rep_of"], joined]
 
         plan_rows, plan_count = s["reps"], self._n_reps
+        res, actions, extra = self._result_fields(work_out, n, fields)
         if self._entries is not None:
-            cached = self._cache_fields(fields)
+            cached, cached_res = self._cache_fields(fields)
             # The cache's kernels run over the distinct queries: their number on the CPU (free to read), on a GPU
             # up to every row, threads past the count returning at once.
-            reps_dim = int(self._n_reps.numpy()[0]) if dev.is_cpu else rows
+            reps_dim = max(1, int(self._n_reps.numpy()[0]) if dev.is_cpu else rows)
             wp.launch(
-                k.cache_lookup, dim=max(1, reps_dim),
+                k.cache_lookup, dim=reps_dim,
                 inputs=[q, self._entries, s["reps"], s["rep_key"], self._n_reps, self._epoch, s["hit_slot"],
-                        s["miss_flag"], self._n_miss, self.counters], device=dev,
-            )
-            wp.utils.array_scan(s["miss_flag"][: max(1, reps_dim)], s["miss_pos"][: max(1, reps_dim)], inclusive=False)
-            wp.launch(
-                k.compact_misses, dim=max(1, reps_dim),
-                inputs=[s["reps"], s["rep_key"], self._n_reps, s["miss_flag"], s["miss_pos"], q, s["misses"],
-                        s["miss_key"], s["miss_level"], self._n_miss], device=dev,
+                        s["misses"], s["miss_key"], s["miss_level"], self._n_miss, self.counters], device=dev,
             )
             plan_rows, plan_count = s["misses"], self._n_miss
 
@@ -364,24 +361,30 @@ class DedupingPlanner:
         self._plan_inner(inner_in, goal_table, plan_rows, plan_count, rows, work_out, options)
 
         if self._entries is not None:
-            for name, view in fields.items():
-                wp.launch(k.fetch_cached, dim=max(1, reps_dim), inputs=[s["reps"], s["hit_slot"], cached[name], view],
-                          device=dev)
+            hits = [s["reps"], s["hit_slot"]]
+            fused = res is not None and cached_res is not None
+            if fused:
+                wp.launch(k.FETCH_RESULTS[actions.dtype], dim=reps_dim, device=dev,
+                          inputs=[*hits, cached_res, cached["actions"], res, actions])
+            for name, view in (extra if fused else fields).items():
+                wp.launch(k.FETCH_CACHED[view.dtype], dim=reps_dim, inputs=[*hits, cached[name], view], device=dev)
             status = self._device_view(work_out.status, wp.int8, "status")
-            miss_dim = int(self._n_miss.numpy()[0]) if dev.is_cpu else rows
+            miss_dim = max(1, int(self._n_miss.numpy()[0]) if dev.is_cpu else rows)
             wp.launch(
-                k.cache_insert, dim=max(1, miss_dim),
+                k.cache_insert, dim=miss_dim,
                 inputs=[q, self._entries, s["misses"], s["miss_key"], s["miss_level"], self._n_miss, status,
                         self._cacheable_bits, self._epoch, s["ins_slot"], self.counters], device=dev,
             )
-            for name, view in fields.items():
-                wp.launch(k.store_cached, dim=max(1, miss_dim), inputs=[s["misses"], s["ins_slot"], view, cached[name]],
-                          device=dev)
-        res, actions, extra = self._result_fields(work_out, n, fields)
+            inserted = [s["misses"], s["ins_slot"]]
+            if fused:
+                wp.launch(k.STORE_RESULTS[actions.dtype], dim=miss_dim, device=dev,
+                          inputs=[*inserted, res, actions, cached_res, cached["actions"]])
+            for name, view in (extra if fused else fields).items():
+                wp.launch(k.STORE_CACHED[view.dtype], dim=miss_dim, inputs=[*inserted, view, cached[name]], device=dev)
         if res is not None:
-            self._spread(k.copy_results, rows, [r], [*groups, res, actions])
-        for view in extra.values():
-            self._spread(k.copy_rows, rows, [r], [*groups, view])
+            self._spread(k.COPY_RESULTS[actions.dtype], rows, [r], [*groups, res, actions])
+        for view in (extra if res is not None else fields).values():
+            self._spread(k.COPY_ROWS[view.dtype], rows, [r], [*groups, view])
 
         if mirror is not None:
             for f in dataclasses.fields(out):
@@ -642,18 +645,30 @@ class DedupingPlanner:
         return self._wp.array(x.view(np.uint8).reshape(x.shape[0], -1), dtype=self._wp.uint8, device="cpu",
                               copy=False)
 
-    def _cache_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """The cache's result rows, laid out like ``fields``; a batch with other fields or row sizes (a longer
-        plan buffer, say) empties the cache and lays it out anew."""
+    def _cache_fields(self, fields: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+        """The cache's result rows, laid out like ``fields`` (and its standard fields as a `ResultFields` over them,
+        for the one-pass fetch and store); a batch with other fields or row sizes (a longer plan buffer, say)
+        empties the cache and lays it out anew."""
         wp = self._wp
         layout = {name: (v.dtype, v.shape[1]) for name, v in fields.items()}
         if {name: (a.dtype, a.shape[1]) for name, a in self._cached.items()} != layout:
             self.clear()
+            K = self.cache_capacity
             self._cached = {
-                name: wp.zeros((self.cache_capacity, units), dtype=dtype, device=self.device)
-                for name, (dtype, units) in layout.items()
+                name: wp.zeros((K, units), dtype=dtype, device=self.device) for name, (dtype, units) in layout.items()
             }
-        return self._cached
+            res = self._k.ResultFields()
+            for name, dtype in (("status", wp.int8), ("cost", wp.float64), ("length", wp.int32),
+                                ("expanded", wp.int32), ("level", wp.int8)):
+                words = self._cached.get(name)
+                if words is None or words.shape[1] * wp.types.type_size_in_bytes(words.dtype) != (
+                        wp.types.type_size_in_bytes(dtype)):
+                    res = None  # not a standard layout: `_result_fields` then copies field by field too
+                    break
+                setattr(res, name, wp.array(ptr=words.ptr, dtype=dtype, shape=(K,), capacity=words.capacity,
+                                            device=self.device))
+            self._cached_res = res
+        return self._cached, self._cached_res
 
     def _cache_entries(self) -> Any:
         wp, dev, K = self._wp, self.device, self.cache_capacity
@@ -685,8 +700,7 @@ class DedupingPlanner:
         join_bits = max(1, (2 * rows - 1).bit_length()) if spans > 1 else 1
         if rows > self._rows or spans > self._scratch_parts:
             cap = max(rows, 2 * self._rows) if self._rows else rows
-            i32 = ("local", "heads", "rep_of", "reps", "hit_slot", "miss_flag", "miss_pos", "misses", "miss_level",
-                   "ins_slot")
+            i32 = ("local", "heads", "rep_of", "reps", "hit_slot", "misses", "miss_level", "ins_slot")
             fresh: dict[str, Any] = {name: wp.zeros(cap, dtype=wp.int32, device=dev) for name in i32}
             for name in ("keys", "rep_key", "miss_key"):
                 fresh[name] = wp.zeros(cap, dtype=wp.uint64, device=dev)
