@@ -38,11 +38,11 @@ import warp as wp
 from goap.kernels.semantics import (
     DomainTables,
     GoalTables,
-    apply_effects,
+    action_applicable,
+    apply_action,
     condition_holds,
     field_value,
     goal_reached,
-    is_applicable,
 )
 
 STATUS_OK = wp.constant(0)
@@ -164,71 +164,78 @@ def is_inf(x: wp.float64) -> bool:
 
 
 @wp.func
-def open_key(sc: Scratch, t: int, n: int, s: Search) -> wp.float64:
-    """f = g + weight * h (A* when weight is 1), or h alone for greedy best-first."""
-    h = sc.node_h[t, n]
-    if s.greedy != 0:
-        return h
-    return sc.node_g[t, n] + s.weight * h
+def before(
+    node_g: wp.array2d(dtype=wp.float64), node_h: wp.array2d(dtype=wp.float64), t: int, a: int, b: int,
+    weight: wp.float64, greedy: int,
+) -> bool:
+    """Open-list order: lower f (g + weight h, or h alone when greedy), then lower h (deeper), then the older node.
 
-
-@wp.func
-def before(sc: Scratch, t: int, a: int, b: int, s: Search) -> bool:
-    """Open-list order: lower f, then lower h (deeper), then the older node."""
-    fa = open_key(sc, t, a, s)
-    fb = open_key(sc, t, b, s)
+    The heap functions take the arrays they touch rather than the Scratch struct: a Warp function takes its
+    arguments by value, and copying a struct of a dozen arrays at every comparison costs more than the search.
+    """
+    ha = node_h[t, a]
+    hb = node_h[t, b]
+    fa = ha
+    fb = hb
+    if greedy == 0:
+        fa = node_g[t, a] + weight * ha
+        fb = node_g[t, b] + weight * hb
     if fa != fb:
         return fa < fb
-    ha = sc.node_h[t, a]
-    hb = sc.node_h[t, b]
     if ha != hb:
         return ha < hb
     return a < b
 
 
 @wp.func
-def sift_up(sc: Scratch, t: int, i0: int, s: Search):
+def sift_up(
+    node_g: wp.array2d(dtype=wp.float64), node_h: wp.array2d(dtype=wp.float64), heap: wp.array2d(dtype=wp.int32),
+    node_pos: wp.array2d(dtype=wp.int32), t: int, i0: int, weight: wp.float64, greedy: int,
+):
     i = i0
-    node = sc.heap[t, i]
+    node = heap[t, i]
     for _level in range(32):
         if i == 0:
             break
         p = (i - 1) // 2
-        q = sc.heap[t, p]
-        if not before(sc, t, node, q, s):
+        q = heap[t, p]
+        if not before(node_g, node_h, t, node, q, weight, greedy):
             break
-        sc.heap[t, i] = q
-        sc.node_pos[t, q] = i
+        heap[t, i] = q
+        node_pos[t, q] = i
         i = p
-    sc.heap[t, i] = node
-    sc.node_pos[t, node] = i
+    heap[t, i] = node
+    node_pos[t, node] = i
 
 
 @wp.func
-def pop_first(sc: Scratch, t: int, size: int, s: Search) -> int:
+def pop_first(
+    node_g: wp.array2d(dtype=wp.float64), node_h: wp.array2d(dtype=wp.float64), heap: wp.array2d(dtype=wp.int32),
+    node_pos: wp.array2d(dtype=wp.int32), t: int, size: int, weight: wp.float64, greedy: int,
+) -> int:
     """Remove the first node of a heap of ``size`` > 0 entries and return it (its position becomes -1)."""
-    top = sc.heap[t, 0]
-    sc.node_pos[t, top] = -1
+    top = heap[t, 0]
+    node_pos[t, top] = -1
     last = size - 1
     if last == 0:
         return top
-    node = sc.heap[t, last]
+    node = heap[t, last]
     i = int(0)
     for _level in range(32):
         c = 2 * i + 1
         if c >= last:
             break
         if c + 1 < last:
-            if before(sc, t, sc.heap[t, c + 1], sc.heap[t, c], s):
+            if before(node_g, node_h, t, heap[t, c + 1], heap[t, c], weight, greedy):
                 c = c + 1
-        q = sc.heap[t, c]
-        if not before(sc, t, q, node, s):
+        q = heap[t, c]
+        if not before(node_g, node_h, t, q, node, weight, greedy):
             break
-        sc.heap[t, i] = q
-        sc.node_pos[t, q] = i
+        heap[t, i] = q
+        node_pos[t, q] = i
         i = c
-    sc.heap[t, i] = node
-    sc.node_pos[t, node] = i
+    heap[t, i] = node
+    node_pos[t, node] = i
     return top
 
 
@@ -705,31 +712,34 @@ def astar_kernel(n_words: int) -> wp.Kernel:
     W = wp.constant(n_words)
 
     @wp.func
-    def state_hash(sc: Scratch, r: int) -> wp.uint64:
+    def state_hash(node_state: wp.array2d(dtype=wp.uint64), r: int) -> wp.uint64:
         x = wp.uint64(0x9E3779B97F4A7C15)
         for w in range(W):
-            x = x ^ sc.node_state[r, w]
+            x = x ^ node_state[r, w]
             x = (x ^ (x >> wp.uint64(30))) * wp.uint64(0xBF58476D1CE4E5B9)
             x = (x ^ (x >> wp.uint64(27))) * wp.uint64(0x94D049BB133111EB)
             x = x ^ (x >> wp.uint64(31))
         return x
 
     @wp.func
-    def same_state(sc: Scratch, a: int, b: int) -> bool:
+    def same_state(node_state: wp.array2d(dtype=wp.uint64), a: int, b: int) -> bool:
         for w in range(W):
-            if sc.node_state[a, w] != sc.node_state[b, w]:
+            if node_state[a, w] != node_state[b, w]:
                 return False
         return True
 
     @wp.func
-    def find_slot(sc: Scratch, t: int, base: int, r: int, hash_mask: int) -> int:
+    def find_slot(
+        node_state: wp.array2d(dtype=wp.uint64), table: wp.array2d(dtype=wp.int32), t: int, base: int, r: int,
+        hash_mask: int,
+    ) -> int:
         """Slot of the stored state equal to row ``r``, or of the empty slot where it would go."""
-        pos = int(state_hash(sc, r) & wp.uint64(hash_mask))
+        pos = int(state_hash(node_state, r) & wp.uint64(hash_mask))
         for _probe in range(hash_mask + 1):
-            idx = sc.table[t, pos]
+            idx = table[t, pos]
             if idx < 0:
                 return pos
-            if same_state(sc, base + idx, r):
+            if same_state(node_state, base + idx, r):
                 return pos
             pos = (pos + 1) & hash_mask
         return -1  # unreachable: the table is never more than half full
@@ -811,7 +821,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
         sc.node_g[t, 0] = wp.float64(0.0)
         sc.node_h[t, 0] = h0
         sc.node_parent[t, 0] = -1
-        sc.table[t, find_slot(sc, t, base, base, s.hash_mask)] = 0
+        sc.table[t, find_slot(sc.node_state, sc.table, t, base, base, s.hash_mask)] = 0
         sc.heap[t, 0] = 0
         sc.node_pos[t, 0] = 0
         heap_size = int(1)
@@ -823,7 +833,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
         for _pop in range(M + 1):
             if heap_size == 0:
                 break
-            node = pop_first(sc, t, heap_size, s)
+            node = pop_first(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, heap_size, s.weight, s.greedy)
             heap_size -= 1
             if goal_reached(sc.node_state, base + node, gt, g):
                 status = STATUS_OK
@@ -835,11 +845,12 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                 c = sc.act_cost[t, a]
                 if is_inf(c):
                     continue
-                if not is_applicable(sc.node_state, base + node, dt, a):
+                if not action_applicable(sc.node_state, base + node, dt.pre_mask, dt.pre_value, dt.pre_ints, a):
                     continue
-                apply_effects(sc.node_state, base + node, sc.node_state, spare, dt, a)
+                apply_action(sc.node_state, base + node, sc.node_state, spare, dt.eff_clear, dt.eff_set,
+                             dt.eff_steps, a)
                 g_child = g_node + c
-                slot = find_slot(sc, t, base, spare, s.hash_mask)
+                slot = find_slot(sc.node_state, sc.table, t, base, spare, s.hash_mask)
                 known = sc.table[t, slot]
                 if known < 0:
                     h_child = heuristic(sc, t, spare, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent)
@@ -859,14 +870,14 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                     sc.heap[t, heap_size] = known
                     sc.node_pos[t, known] = heap_size
                     heap_size += 1
-                    sift_up(sc, t, heap_size - 1, s)
+                    sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, heap_size - 1, s.weight, s.greedy)
                 else:
                     pos = sc.node_pos[t, known]
                     if pos < 0 or g_child >= sc.node_g[t, known]:
                         continue
                     sc.node_g[t, known] = g_child
                     sc.node_parent[t, known] = node
-                    sift_up(sc, t, pos, s)
+                    sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, pos, s.weight, s.greedy)
             if status == STATUS_BUDGET:
                 break
 
@@ -895,9 +906,10 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                     c = sc.act_cost[t, a]
                     if found < 0 and not is_inf(c):
                         if sc.node_g[t, p] + c == sc.node_g[t, n]:
-                            if is_applicable(sc.node_state, base + p, dt, a):
-                                apply_effects(sc.node_state, base + p, sc.node_state, spare, dt, a)
-                                if same_state(sc, spare, base + n):
+                            if action_applicable(sc.node_state, base + p, dt.pre_mask, dt.pre_value, dt.pre_ints, a):
+                                apply_action(sc.node_state, base + p, sc.node_state, spare, dt.eff_clear,
+                                             dt.eff_set, dt.eff_steps, a)
+                                if same_state(sc.node_state, spare, base + n):
                                     found = a
                 step = length - 1 - k
                 if step < L:
@@ -911,7 +923,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
 
         # Leave the hash table empty for the next search: clear exactly the slots this search used.
         for n in range(count):
-            pos = int(state_hash(sc, base + n) & wp.uint64(s.hash_mask))
+            pos = int(state_hash(sc.node_state, base + n) & wp.uint64(s.hash_mask))
             for _probe in range(s.hash_mask + 1):
                 if sc.table[t, pos] == n:
                     sc.table[t, pos] = -1

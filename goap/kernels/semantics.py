@@ -239,11 +239,43 @@ def goal_reached(states: wp.array2d(dtype=wp.uint64), row: int, gt: GoalTables, 
 
 
 @wp.func
+def action_applicable(
+    states: wp.array2d(dtype=wp.uint64), row: int, pre_mask: wp.array2d(dtype=wp.uint64),
+    pre_value: wp.array2d(dtype=wp.uint64), pre_ints: CondList, a: int,
+) -> bool:
+    """Whether action a's preconditions hold in ``states[row]``, from the tables they are made of.
+
+    Hot loops call this rather than `is_applicable`: a Warp function takes its arguments by value, and the whole
+    `DomainTables` struct is dozens of arrays, which the CPU backend copies at each call it does not inline away.
+    """
+    if not masks_hold(states, row, pre_mask, pre_value, a):
+        return False
+    return conds_hold(states, row, pre_ints, a)
+
+
+@wp.func
 def is_applicable(states: wp.array2d(dtype=wp.uint64), row: int, tables: DomainTables, a: int) -> bool:
     """Whether action a's preconditions hold in ``states[row]``."""
-    if not masks_hold(states, row, tables.pre_mask, tables.pre_value, a):
-        return False
-    return conds_hold(states, row, tables.pre_ints, a)
+    return action_applicable(states, row, tables.pre_mask, tables.pre_value, tables.pre_ints, a)
+
+
+@wp.func
+def apply_action(
+    src: wp.array2d(dtype=wp.uint64), src_row: int, dst: wp.array2d(dtype=wp.uint64), dst_row: int,
+    eff_clear: wp.array2d(dtype=wp.uint64), eff_set: wp.array2d(dtype=wp.uint64), st: StepList, a: int,
+):
+    """``dst[dst_row]`` = ``src[src_row]`` after action a's effects, from the tables they are made of (see
+    `action_applicable` for why hot loops call this rather than `apply_effects`)."""
+    for w in range(src.shape[1]):
+        dst[dst_row, w] = (src[src_row, w] & ~eff_clear[a, w]) | eff_set[a, w]
+    for j in range(st.start[a], st.start[a + 1]):
+        w = st.word[j]
+        sh = wp.uint64(st.shift[j])
+        fm = st.mask[j]
+        word = dst[dst_row, w]
+        v = wp.int64((word >> sh) & fm) + st.delta[j]
+        v = wp.clamp(v, wp.int64(0), wp.int64(st.hi[j]))
+        dst[dst_row, w] = (word & ~(fm << sh)) | (wp.uint64(v) << sh)
 
 
 @wp.func
@@ -255,14 +287,4 @@ def apply_effects(
 
     ``src`` and ``dst`` may be the same array and row.
     """
-    for w in range(src.shape[1]):
-        dst[dst_row, w] = (src[src_row, w] & ~tables.eff_clear[a, w]) | tables.eff_set[a, w]
-    st = tables.eff_steps
-    for j in range(st.start[a], st.start[a + 1]):
-        w = st.word[j]
-        sh = wp.uint64(st.shift[j])
-        fm = st.mask[j]
-        word = dst[dst_row, w]
-        v = wp.int64((word >> sh) & fm) + st.delta[j]
-        v = wp.clamp(v, wp.int64(0), wp.int64(st.hi[j]))
-        dst[dst_row, w] = (word & ~(fm << sh)) | (wp.uint64(v) << sh)
+    apply_action(src, src_row, dst, dst_row, tables.eff_clear, tables.eff_set, tables.eff_steps, a)
