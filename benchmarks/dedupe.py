@@ -201,7 +201,8 @@ def main() -> None:
     if args.quick:
         args.agents, args.world_agents, args.ticks, args.repeats = 20_000, 2_000, 60, 3
 
-    print(f"batches of {args.agents:,} agents on {args.device}:")
+    load_before = os.getloadavg()  # the machine is shared: how busy it was, for reading the timings
+    print(f"batches of {args.agents:,} agents on {args.device} (load average {load_before[0]:.2f}):")
     batch_rows, inner_info = batches(args)
     by = {(r["planner"], r["batch"]): r for r in batch_rows}
     base = by[("plain", "all-distinct")]["plans_per_second"]
@@ -224,7 +225,8 @@ def main() -> None:
         rev = ""
     result = {
         "benchmark": "dedupe", "device": args.device, "revision": rev,
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
+                    "load_average_1min": {"start": load_before[0], "end": os.getloadavg()[0]}},
         "options": {k: v for k, v in vars(args).items() if k != "out"},
         "ratio_vs_plain_all_distinct": ratios, "cpu_ratio_vs_plain_all_distinct": cpu_ratios,
         "inner": inner_info, "batches": batch_rows, "worlds": world_rows,
