@@ -36,6 +36,7 @@ import functools
 import warp as wp
 
 from goap.kernels.semantics import (
+    CondList,
     DomainTables,
     GoalTables,
     action_applicable,
@@ -649,6 +650,58 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
 
 
 @wp.func
+def unmet_goal_term(
+    node_state: wp.array2d(dtype=wp.uint64), r: int, act_cost: wp.array2d(dtype=wp.float64),
+    act_h: wp.array2d(dtype=wp.float64), pre_cost: wp.array2d(dtype=wp.float64), t: int, at: CondList,
+    achievers: wp.array(dtype=wp.int32), achiever_action: wp.array(dtype=wp.int32),
+    max_achieved: wp.array(dtype=wp.int32), pre_start: wp.array(dtype=wp.int32), pre_fact: wp.array(dtype=wp.int32),
+    pre_op: wp.array(dtype=wp.int32), pre_k: wp.array(dtype=wp.uint64), lay_word: wp.array(dtype=wp.int32),
+    lay_shift: wp.array(dtype=wp.int32), lay_mask: wp.array(dtype=wp.uint64),
+    default_pre_cost: wp.array(dtype=wp.float64), g: int, c_min: wp.float64, kind: int, per_agent: int,
+) -> wp.float64:
+    """h of node row r for ``hmax`` (after `hmax_dijkstra` filled act_h), ``hmax2`` and ``hmax1``: the max over
+    unmet goal conditions of the cheapest way through an achiever, maxed with the step-count bound.
+
+    It takes the arrays it reads, not the table structs: Warp passes arguments by value, and the CPU backend
+    copies every struct argument at each call (the Scratch and four table structs were about 8 KB a node).
+    """
+    inf = wp.float64(wp.inf)
+    unsat = int(0)
+    term = wp.float64(0.0)
+    for j in range(at.start[g], at.start[g + 1]):
+        v = field_value(node_state[r, at.word[j]], at.shift[j], at.mask[j])
+        if not condition_holds(v, at.op[j], at.k[j]):
+            unsat += 1
+            best = inf
+            for p in range(achievers[j], achievers[j + 1]):
+                a = achiever_action[p]
+                c = act_cost[t, a]
+                if not is_inf(c):
+                    through = c
+                    if kind == HEUR_HMAX:
+                        through = c + act_h[t, a]
+                    elif kind == HEUR_HMAX2:
+                        pending = wp.float64(0.0)
+                        for q in range(pre_start[a], pre_start[a + 1]):
+                            f = pre_fact[q]
+                            pv = field_value(node_state[r, lay_word[f]], lay_shift[f], lay_mask[f])
+                            if not condition_holds(pv, pre_op[q], pre_k[q]):
+                                if per_agent != 0:
+                                    pending = wp.max(pending, pre_cost[t, q])
+                                else:
+                                    pending = wp.max(pending, default_pre_cost[q])
+                        through = c + pending
+                    best = wp.min(best, through)
+            term = wp.max(term, best)
+    if unsat == 0:
+        return wp.float64(0.0)
+    if is_inf(term):
+        return inf
+    e = max_achieved[g]
+    return wp.max(term, wp.float64((unsat + e - 1) // e) * c_min)
+
+
+@wp.func
 def heuristic(
     sc: Scratch, t: int, r: int, dt: DomainTables, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance,
     c_min: wp.float64, kind: int, per_agent: int,
@@ -674,36 +727,10 @@ def heuristic(
     if kind == HEUR_HMAX:
         cone_reset(sc, t, ct)
         hmax_dijkstra(sc, t, r, ct, rel, g, 0)
-    term = wp.float64(0.0)
-    for j in range(at.start[g], at.start[g + 1]):
-        v = field_value(sc.node_state[r, at.word[j]], at.shift[j], at.mask[j])
-        if not condition_holds(v, at.op[j], at.k[j]):
-            best = inf
-            for p in range(gt.achievers[j], gt.achievers[j + 1]):
-                a = gt.achiever_action[p]
-                c = sc.act_cost[t, a]
-                if not is_inf(c):
-                    through = c
-                    if kind == HEUR_HMAX:
-                        through = c + sc.act_h[t, a]
-                    elif kind == HEUR_HMAX2:
-                        pending = wp.float64(0.0)
-                        for q in range(rx.pre_start[a], rx.pre_start[a + 1]):
-                            f = rx.pre_fact[q]
-                            pv = field_value(sc.node_state[r, lay.word[f]], lay.shift[f], lay.mask[f])
-                            if not condition_holds(pv, rx.pre_op[q], rx.pre_k[q]):
-                                if per_agent != 0:
-                                    pending = wp.max(pending, sc.pre_cost[t, q])
-                                else:
-                                    pending = wp.max(pending, ct.default_pre_cost[q])
-                        through = c + pending
-                    best = wp.min(best, through)
-            term = wp.max(term, best)
-    if is_inf(term):
-        return inf
-    e = gt.max_achieved[g]
-    steps = (unsat + e - 1) // e
-    return wp.max(term, wp.float64(steps) * c_min)
+    return unmet_goal_term(
+        sc.node_state, r, sc.act_cost, sc.act_h, sc.pre_cost, t, at, gt.achievers, gt.achiever_action,
+        gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k, lay.word, lay.shift, lay.mask,
+        ct.default_pre_cost, g, c_min, kind, per_agent)
 
 
 @functools.cache
@@ -809,7 +836,16 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                 sc.pre_cost[t, p] = best
 
         per_agent = q.has_costs + q.has_enabled
-        h0 = heuristic(sc, t, base, dt, gt, g, ct, rel, c_min, s.heuristic, q.has_costs + q.has_enabled)
+        cheap = s.heuristic == HEUR_HMAX2 or s.heuristic == HEUR_HMAX1  # no per-node tables: see unmet_goal_term
+        lay = dt.layout
+        h0 = wp.float64(0.0)
+        if cheap:
+            h0 = unmet_goal_term(
+                sc.node_state, base, sc.act_cost, sc.act_h, sc.pre_cost, t, gt.atoms, gt.achievers,
+                gt.achiever_action, gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k, lay.word,
+                lay.shift, lay.mask, ct.default_pre_cost, g, c_min, s.heuristic, per_agent)
+        else:
+            h0 = heuristic(sc, t, base, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent)
         if is_inf(h0):
             out.status[row] = wp.int8(STATUS_NO_PLAN)
             return
@@ -853,7 +889,14 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                 slot = find_slot(sc.node_state, sc.table, t, base, spare, s.hash_mask)
                 known = sc.table[t, slot]
                 if known < 0:
-                    h_child = heuristic(sc, t, spare, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent)
+                    h_child = wp.float64(0.0)
+                    if cheap:
+                        h_child = unmet_goal_term(
+                            sc.node_state, spare, sc.act_cost, sc.act_h, sc.pre_cost, t, gt.atoms, gt.achievers,
+                            gt.achiever_action, gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k,
+                            lay.word, lay.shift, lay.mask, ct.default_pre_cost, g, c_min, s.heuristic, per_agent)
+                    else:
+                        h_child = heuristic(sc, t, spare, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent)
                     if is_inf(h_child):
                         continue
                     if count >= M:
