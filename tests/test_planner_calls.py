@@ -81,3 +81,23 @@ def test_shared_scratch_rows_give_the_same_results_for_any_chunking(case, thread
     if fast.device.is_cpu:  # one scratch row per worker, whatever the batch
         assert fast.scratch_bytes <= fast.threads * fast.bytes_per_agent() + sum(
             min(fast.threads, len(states)) * fast.bytes_per_agent(p) for p in fast.pools[1:])
+
+
+def test_count_limits_the_rows_planned_and_leaves_the_others_untouched(case):
+    import warp as wp
+
+    _, ref, states, goals, _ = case
+    fast = WarpAStarPlanner(ref.tables, max_nodes=64, node_ceiling=512, device=DEVICE, threads=2, chunk_size=4)
+    n = len(states)
+    ids = np.random.default_rng(5).permutation(n).astype(np.int32)
+    expected = ref.plan(states, goals)
+    for k in (0, 1, 17, n):
+        out = PlanBatch.empty(n, fast.max_plan_length)
+        out.status[:] = 99  # rows that are not planned keep this
+        count = wp.array([k], dtype=wp.int32, device=fast.device)
+        fast.plan(states, goals, agents=wp.array(ids, dtype=wp.int32, device=fast.device), count=count, out=out)
+        done = ids[:k]
+        np.testing.assert_array_equal(out.status[done], expected.status[done])
+        np.testing.assert_array_equal(out.cost[done], expected.cost[done])
+        np.testing.assert_array_equal(out.actions[done], expected.actions[done])
+        assert (out.status[ids[k:]] == 99).all()

@@ -233,7 +233,12 @@ class WarpAStarPlanner:
             self._set(self._count, capacity)
             _assign(q, "count", self._count)
         else:
-            _assign(q, "count", self._to_device(count, wp.int32))
+            count = self._to_device(count, wp.int32)
+            _assign(q, "count", count)
+            if dev.is_cpu:  # host memory: size the launches by the rows requested, not by the whole ids array
+                capacity = max(0, min(capacity, int(count.numpy()[0])))
+                if capacity == 0:
+                    return out
         gt, rel = self._goal_struct(goal_table)
         results, copy_back = self._results(out)
         self._set(self._pending, 0)
