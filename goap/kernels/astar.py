@@ -327,84 +327,87 @@ def relaxed_reachable(
 
 
 @wp.func
-def cond_first(sc: Scratch, t: int, a: int, b: int) -> bool:
+def cond_first(cond_h: wp.array2d(dtype=wp.float64), t: int, a: int, b: int) -> bool:
     """Order of h_max's condition queue: lower value, then lower id (the values do not depend on it)."""
-    ha = sc.cond_h[t, a]
-    hb = sc.cond_h[t, b]
+    ha = cond_h[t, a]
+    hb = cond_h[t, b]
     if ha != hb:
         return ha < hb
     return a < b
 
 
 @wp.func
-def cond_sift_up(sc: Scratch, t: int, i0: int):
+def cond_sift_up(
+    heap: wp.array2d(dtype=wp.int32), pos: wp.array2d(dtype=wp.int32), cond_h: wp.array2d(dtype=wp.float64),
+    t: int, i0: int,
+):
     i = i0
-    c = sc.cond_heap[t, i]
+    c = heap[t, i]
     for _level in range(32):
         if i == 0:
             break
         p = (i - 1) // 2
-        q = sc.cond_heap[t, p]
-        if not cond_first(sc, t, c, q):
+        q = heap[t, p]
+        if not cond_first(cond_h, t, c, q):
             break
-        sc.cond_heap[t, i] = q
-        sc.cond_pos[t, q] = i
+        heap[t, i] = q
+        pos[t, q] = i
         i = p
-    sc.cond_heap[t, i] = c
-    sc.cond_pos[t, c] = i
+    heap[t, i] = c
+    pos[t, c] = i
 
 
 @wp.func
-def cond_pop(sc: Scratch, t: int, size: int) -> int:
+def cond_pop(
+    heap: wp.array2d(dtype=wp.int32), pos: wp.array2d(dtype=wp.int32), cond_h: wp.array2d(dtype=wp.float64),
+    t: int, size: int,
+) -> int:
     """Remove the first condition of a queue of ``size`` > 0 and return it (its position becomes -1)."""
-    top = sc.cond_heap[t, 0]
-    sc.cond_pos[t, top] = -1
+    top = heap[t, 0]
+    pos[t, top] = -1
     last = size - 1
     if last == 0:
         return top
-    c = sc.cond_heap[t, last]
+    c = heap[t, last]
     i = int(0)
     for _level in range(32):
         k = 2 * i + 1
         if k >= last:
             break
         if k + 1 < last:
-            if cond_first(sc, t, sc.cond_heap[t, k + 1], sc.cond_heap[t, k]):
+            if cond_first(cond_h, t, heap[t, k + 1], heap[t, k]):
                 k = k + 1
-        q = sc.cond_heap[t, k]
-        if not cond_first(sc, t, q, c):
+        q = heap[t, k]
+        if not cond_first(cond_h, t, q, c):
             break
-        sc.cond_heap[t, i] = q
-        sc.cond_pos[t, q] = i
+        heap[t, i] = q
+        pos[t, q] = i
         i = k
-    sc.cond_heap[t, i] = c
-    sc.cond_pos[t, c] = i
+    heap[t, i] = c
+    pos[t, c] = i
     return top
 
 
 @wp.func
-def relax_effects(sc: Scratch, t: int, ct: ConditionTables, a: int, v: wp.float64, size: int) -> int:
-    """Offer value v to every cone condition action a achieves; returns the queue's new size."""
-    for p in range(ct.effect_start[a], ct.effect_start[a + 1]):
-        e = ct.effect_cond[p]
-        pos = sc.cond_pos[t, e]
-        if pos != OUTSIDE and v < sc.cond_h[t, e]:
-            sc.cond_h[t, e] = v
-            if pos < 0:  # (a condition already popped has its final value, never above v)
-                sc.cond_heap[t, size] = e
+def relax_effects(
+    heap: wp.array2d(dtype=wp.int32), pos: wp.array2d(dtype=wp.int32), cond_h: wp.array2d(dtype=wp.float64),
+    effect_start: wp.array(dtype=wp.int32), effect_cond: wp.array(dtype=wp.int32), t: int, a: int, v: wp.float64,
+    size: int,
+) -> int:
+    """Offer value v to every cone condition action a achieves; returns the queue's new size. (The queue
+    functions take the arrays they touch: Warp passes a struct by value, a copy at every call.)"""
+    for p in range(effect_start[a], effect_start[a + 1]):
+        e = effect_cond[p]
+        at = pos[t, e]
+        if at != OUTSIDE and v < cond_h[t, e]:
+            cond_h[t, e] = v
+            if at < 0:  # (a condition already popped has its final value, never above v)
+                heap[t, size] = e
                 size += 1
-                cond_sift_up(sc, t, size - 1)
+                cond_sift_up(heap, pos, cond_h, t, size - 1)
             else:
-                cond_sift_up(sc, t, pos)
+                cond_sift_up(heap, pos, cond_h, t, at)
     return size
-
-
-@wp.func
-def action_cost(sc: Scratch, t: int, a: int, lm: int) -> wp.float64:
-    """The cost h_max reads: the agent's (inf where disabled), or LM-cut's remaining cost."""
-    if lm != 0:
-        return sc.act_rc[t, a]
-    return sc.act_cost[t, a]
 
 
 @wp.func
@@ -443,7 +446,9 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
     for i in range(rel.action_start[g], rel.action_start[g + 1]):
         a = rel.action[i]
         sc.act_h[t, a] = inf
-        cost = action_cost(sc, t, a, lm)
+        cost = sc.act_cost[t, a]  # the agent's (inf where disabled), or LM-cut's remaining cost
+        if lm != 0:
+            cost = sc.act_rc[t, a]
         if not is_inf(cost):
             n = ct.action_start[a + 1] - ct.action_start[a]
             sc.act_left[t, a] = n
@@ -451,11 +456,13 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                 sc.act_h[t, a] = zero
                 if lm != 0:
                     sc.act_pcf[t, a] = -1
-                size = relax_effects(sc, t, ct, a, cost + zero, size)
+                size = relax_effects(
+                    sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t, a, cost + zero, size
+                )
     for _pop in range(c1 - c0):
         if size == 0:
             break
-        c = cond_pop(sc, t, size)
+        c = cond_pop(sc.cond_heap, sc.cond_pos, sc.cond_h, t, size)
         size -= 1
         hc = sc.cond_h[t, c]
         for p in range(ct.pre_of_start[c], ct.pre_of_start[c + 1]):
@@ -472,7 +479,11 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                             if sc.cond_h[t, d] == hc and d > best:
                                 best = d
                         sc.act_pcf[t, a] = best
-                    size = relax_effects(sc, t, ct, a, action_cost(sc, t, a, lm) + hc, size)
+                    cost = sc.act_cost[t, a]
+                    if lm != 0:
+                        cost = sc.act_rc[t, a]
+                    size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t, a,
+                                         cost + hc, size)
 
 
 @wp.func
@@ -486,7 +497,7 @@ def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int,
     for _pop in range(rel.cond_start[g + 1] - rel.cond_start[g]):
         if size == 0:
             break
-        c = cond_pop(sc, t, size)
+        c = cond_pop(sc.cond_heap, sc.cond_pos, sc.cond_h, t, size)
         size -= 1
         hc = sc.cond_h[t, c]
         for p in range(ct.pre_of_start[c], ct.pre_of_start[c + 1]):
@@ -505,39 +516,48 @@ def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int,
                     sc.act_h[t, a] = top
                     sc.act_pcf[t, a] = best
                     if top < old:
-                        size = relax_effects(sc, t, ct, a, sc.act_rc[t, a] + top, size)
+                        size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t,
+                                             a, sc.act_rc[t, a] + top, size)
 
 
 @wp.func
-def lm_trigger(sc: Scratch, t: int, ct: ConditionTables, a: int, size: int) -> int:
+def lm_trigger(
+    act_mark: wp.array2d(dtype=wp.int32), cond_mark: wp.array2d(dtype=wp.int32), pos: wp.array2d(dtype=wp.int32),
+    stack: wp.array2d(dtype=wp.int32), effect_start: wp.array(dtype=wp.int32), effect_cond: wp.array(dtype=wp.int32),
+    t: int, a: int, size: int,
+) -> int:
     """LM-cut's forward exploration reaches action a through its pcf: into the cut when it achieves a goal-zone
     condition (act_mark 1 -> 2), else what it achieves joins the before-zone set (pushed on the stack)."""
-    if sc.act_mark[t, a] != 0:
-        if sc.act_mark[t, a] == 1:
-            sc.act_mark[t, a] = 2
+    if act_mark[t, a] != 0:
+        if act_mark[t, a] == 1:
+            act_mark[t, a] = 2
         return size
-    for p in range(ct.effect_start[a], ct.effect_start[a + 1]):
-        e = ct.effect_cond[p]
-        if sc.cond_pos[t, e] != OUTSIDE:
-            if sc.cond_mark[t, e] == 0:
-                sc.cond_mark[t, e] = 2
-                sc.cond_heap[t, size] = e
+    for p in range(effect_start[a], effect_start[a + 1]):
+        e = effect_cond[p]
+        if pos[t, e] != OUTSIDE:
+            if cond_mark[t, e] == 0:
+                cond_mark[t, e] = 2
+                stack[t, size] = e
                 size += 1
     return size
 
 
 @wp.func
-def lm_zone_achiever(sc: Scratch, t: int, b: int, size: int) -> int:
+def lm_zone_achiever(
+    act_mark: wp.array2d(dtype=wp.int32), act_left: wp.array2d(dtype=wp.int32), act_rc: wp.array2d(dtype=wp.float64),
+    act_pcf: wp.array2d(dtype=wp.int32), cond_mark: wp.array2d(dtype=wp.int32), stack: wp.array2d(dtype=wp.int32),
+    t: int, b: int, size: int,
+) -> int:
     """Action b achieves a goal-zone condition: mark it, and when it is reached at zero remaining cost its pcf
     joins the zone (pushed on the stack)."""
-    sc.act_mark[t, b] = 1
-    if sc.act_left[t, b] == 0:
-        if sc.act_rc[t, b] == wp.float64(0.0):
-            p = sc.act_pcf[t, b]
+    act_mark[t, b] = 1
+    if act_left[t, b] == 0:
+        if act_rc[t, b] == wp.float64(0.0):
+            p = act_pcf[t, b]
             if p >= 0:
-                if sc.cond_mark[t, p] == 0:
-                    sc.cond_mark[t, p] = 1
-                    sc.cond_heap[t, size] = p
+                if cond_mark[t, p] == 0:
+                    cond_mark[t, p] = 1
+                    stack[t, size] = p
                     size += 1
     return size
 
@@ -600,14 +620,20 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
             size = int(1)
         else:
             for p in range(gt.achievers[goal_pcf], gt.achievers[goal_pcf + 1]):
-                size = lm_zone_achiever(sc, t, gt.achiever_action[p], size)
+                size = lm_zone_achiever(
+                    sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_heap, t,
+                    gt.achiever_action[p], size,
+                )
         for _k in range(c1 - c0):
             if size == 0:
                 break
             size -= 1
             c = sc.cond_heap[t, size]
             for p in range(ct.achiever_start[c], ct.achiever_start[c + 1]):
-                size = lm_zone_achiever(sc, t, ct.achiever_action[p], size)
+                size = lm_zone_achiever(
+                    sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_heap, t,
+                    ct.achiever_action[p], size,
+                )
         # Before the zone (cond_mark 2): from the conditions true in r and the always-true precondition.
         size = int(0)
         for i in range(c0, c1):
@@ -621,7 +647,9 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
         for i in range(a0, a1):
             a = rel.action[i]
             if sc.act_left[t, a] == 0 and ct.action_start[a] == ct.action_start[a + 1]:
-                size = lm_trigger(sc, t, ct, a, size)
+                size = lm_trigger(
+                    sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_heap, ct.effect_start, ct.effect_cond, t, a, size
+                )
         for _k in range(c1 - c0):
             if size == 0:
                 break
@@ -630,7 +658,9 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
             for p in range(ct.pre_of_start[c], ct.pre_of_start[c + 1]):
                 a = ct.pre_of_action[p]
                 if sc.act_left[t, a] == 0 and sc.act_pcf[t, a] == c:
-                    size = lm_trigger(sc, t, ct, a, size)
+                    size = lm_trigger(
+                    sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_heap, ct.effect_start, ct.effect_cond, t, a, size
+                )
         m = inf
         for i in range(a0, a1):
             a = rel.action[i]
@@ -644,7 +674,8 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
             a = rel.action[i]
             if sc.act_mark[t, a] == 2:
                 sc.act_rc[t, a] = sc.act_rc[t, a] - m
-                size = relax_effects(sc, t, ct, a, sc.act_rc[t, a] + sc.act_h[t, a], size)
+                size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t, a,
+                                     sc.act_rc[t, a] + sc.act_h[t, a], size)
         hmax_lower(sc, t, ct, rel, g, size)
     return total
 
