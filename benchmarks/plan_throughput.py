@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from goap import load_domain  # noqa: E402
 from goap.bench.random_domains import random_domain, random_problems  # noqa: E402
-from goap.planners.base import HEURISTICS, PlanBatch, Status  # noqa: E402
+from goap.planners.base import HEURISTICS, PDDL_HEURISTIC, PlanBatch, Status  # noqa: E402
 from goap.planners.reference import ReferencePlanner  # noqa: E402
 from goap.planners.warp_astar import WarpAStarPlanner  # noqa: E402
 
@@ -458,7 +458,7 @@ def pddl(args: argparse.Namespace) -> dict:
     rows = []
     for dom, prob, name in pddl_tasks(root):
         task = load_pddl(dom, prob, name)
-        fast = WarpAStarPlanner(task.domain, device=args.device, threads=1, chunk_size=1)
+        fast = WarpAStarPlanner(task.domain, device=args.device, threads=1, chunk_size=1, heuristic=PDDL_HEURISTIC)
         fast.load()
         start = fast.tables.pack(task.start)[None]
         t0 = time.perf_counter()

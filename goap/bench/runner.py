@@ -301,11 +301,13 @@ def _row(suite: str, group: str, problem: str, config: PlannerConfig, **values: 
 def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, settings: Settings
                   ) -> list[dict[str, Any]]:
     from goap.planners import make_planner
-    from goap.planners.base import Status
+    from goap.planners.base import PDDL_HEURISTIC, Status
 
     n = len(batch)
     serial = config.name == "reference"
     kwargs = dict(config.options, max_nodes=settings.max_nodes, max_plan_length=settings.max_plan_length)
+    if batch.suite == "pddl" and "heuristic" not in kwargs and _accepts(config.name, "heuristic"):
+        kwargs["heuristic"] = PDDL_HEURISTIC  # goap.planners.base: the PDDL commands' default
     if not serial:
         kwargs["device"] = settings.device
         if (n < 16 or settings.solo) and "chunk_size" not in kwargs and _accepts(config.name, "chunk_size"):

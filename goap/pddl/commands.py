@@ -51,7 +51,7 @@ def solve(args: argparse.Namespace) -> int:
 
     from goap.pddl.validate import goap_step, step_text, validate_plan
     from goap.planners import make_planner
-    from goap.planners.base import Status
+    from goap.planners.base import PDDL_HEURISTIC, Status
 
     if getattr(args, "problems", None):
         raise ValueError("--problems is for goap domain files; a PDDL task is its own problem: "
@@ -62,7 +62,8 @@ def solve(args: argparse.Namespace) -> int:
 
         check_writable(plan_file)
     task = _load(args)
-    options: dict[str, Any] = {"max_nodes": args.max_nodes, "max_plan_length": args.max_plan_length}
+    options: dict[str, Any] = {"max_nodes": args.max_nodes, "max_plan_length": args.max_plan_length,
+                               "heuristic": PDDL_HEURISTIC}
     if args.planner != "reference":
         options["device"] = args.device
         options["chunk_size"] = 1
