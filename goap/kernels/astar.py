@@ -43,7 +43,7 @@ from goap.kernels.semantics import (
     apply_action,
     condition_holds,
     field_value,
-    goal_reached,
+    goal_satisfied,
 )
 
 STATUS_OK = wp.constant(0)
@@ -840,7 +840,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
 
         for w in range(W):
             sc.node_state[base, w] = q.states[row, w]
-        if goal_reached(sc.node_state, base, gt, g):
+        if goal_satisfied(sc.node_state, base, gt.mask, gt.value, gt.ints, g):
             out.status[row] = wp.int8(STATUS_SATISFIED)
             out.cost[row] = wp.float64(0.0)
             return
@@ -902,7 +902,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                 break
             node = pop_first(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, heap_size, s.weight, s.greedy)
             heap_size -= 1
-            if goal_reached(sc.node_state, base + node, gt, g):
+            if goal_satisfied(sc.node_state, base + node, gt.mask, gt.value, gt.ints, g):
                 status = STATUS_OK
                 goal_node = node
                 break

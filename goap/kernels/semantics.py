@@ -231,11 +231,21 @@ def masks_hold(
 
 
 @wp.func
+def goal_satisfied(
+    states: wp.array2d(dtype=wp.uint64), row: int, mask: wp.array2d(dtype=wp.uint64),
+    value: wp.array2d(dtype=wp.uint64), ints: CondList, g: int,
+) -> bool:
+    """Whether goal g holds in ``states[row]``, from the goal table's arrays (see `action_applicable` for why hot
+    loops call this rather than `goal_reached`)."""
+    if not masks_hold(states, row, mask, value, g):
+        return False
+    return conds_hold(states, row, ints, g)
+
+
+@wp.func
 def goal_reached(states: wp.array2d(dtype=wp.uint64), row: int, gt: GoalTables, g: int) -> bool:
     """Whether goal g holds in ``states[row]``."""
-    if not masks_hold(states, row, gt.mask, gt.value, g):
-        return False
-    return conds_hold(states, row, gt.ints, g)
+    return goal_satisfied(states, row, gt.mask, gt.value, gt.ints, g)
 
 
 @wp.func

@@ -12,9 +12,9 @@ import warp as wp
 from goap.kernels.semantics import (
     DomainTables,
     GoalTables,
-    apply_effects,
-    goal_reached,
-    is_applicable,
+    action_applicable,
+    apply_action,
+    goal_satisfied,
     read_field,
     write_field,
 )
@@ -120,7 +120,7 @@ def select_goals(
     current = goal[i]
     achieved = False
     if current >= 0:
-        if goal_reached(states, i, gt, current):
+        if goal_satisfied(states, i, gt.mask, gt.value, gt.ints, current):
             achieved = True
             events[i] = events[i] | EV_GOAL_ACHIEVED
             wp.atomic_add(counters, chunk, C_GOALS_ACHIEVED, wp.int64(1))
@@ -129,7 +129,7 @@ def select_goals(
     best = int(-1)
     pin = pinned_goal[i]
     if pin >= 0:
-        if cooldown_until[i, pin] <= now and not goal_reached(states, i, gt, pin):
+        if cooldown_until[i, pin] <= now and not goal_satisfied(states, i, gt.mask, gt.value, gt.ints, pin):
             best = pin
     else:
         best_score = float(0.0)
@@ -143,7 +143,7 @@ def select_goals(
                 continue  # cannot win: skip the goal test
             if g == current and not achieved:
                 pass  # the current goal was just tested: it does not hold
-            elif goal_reached(states, i, gt, g):
+            elif goal_satisfied(states, i, gt.mask, gt.value, gt.ints, g):
                 continue
             best = g
             best_score = s
@@ -197,7 +197,7 @@ def validate_plans(
         request_plan(i, CAUSE_PLAN_FINISHED, needs_plan, replan_cause, action, action_ticks, events, counters, chunk)
         return
     a = plan[i, s]
-    if not enabled[i, a] or not is_applicable(states, i, tables, a):
+    if not enabled[i, a] or not action_applicable(states, i, tables.pre_mask, tables.pre_value, tables.pre_ints, a):
         request_plan(i, CAUSE_INVALID, needs_plan, replan_cause, action, action_ticks, events, counters, chunk)
 
 
@@ -399,7 +399,7 @@ def finish_actions(
     st = action_status[i]
     if st == wp.int8(DONE):
         if apply != 0:
-            apply_effects(states, i, states, i, tables, a)
+            apply_action(states, i, states, i, tables.eff_clear, tables.eff_set, tables.eff_steps, a)
         s = step[i] + 1
         step[i] = s
         events[i] = events[i] | EV_ACTION_FINISHED
@@ -619,4 +619,4 @@ def goal_holds(
 ):
     i = wp.tid()
     g = goal[i]
-    out[i] = g >= 0 and goal_reached(states, i, gt, g)
+    out[i] = g >= 0 and goal_satisfied(states, i, gt.mask, gt.value, gt.ints, g)
