@@ -263,3 +263,32 @@ def test_lmcut_on_ipc_tasks_matches_reference(name, fd_initial):
     goal = task.domain.goals[task.goal]
     h0 = ref.heuristic_function(goal)(tuple(int(v) for v in values[0]))
     assert fd_initial <= h0 <= optimal_costs(PDDL_DIR)[name]
+
+
+def test_pddl_commands_default_to_lmcut(monkeypatch, capsys, tmp_path):
+    """`goap solve` on a PDDL pair and `goap bench --suite pddl` plan with PDDL_HEURISTIC unless told otherwise;
+    other suites keep the planners' default."""
+    import goap.planners as planners
+    from goap.bench.cli import build_parser, run
+    from goap.cli import main
+    from goap.planners.base import DEFAULT_HEURISTIC, PDDL_HEURISTIC
+
+    assert (PDDL_HEURISTIC, DEFAULT_HEURISTIC) == ("lmcut", "hmax2")
+    seen: list = []
+    real = planners.make_planner
+
+    def spy(name, domain, **options):
+        seen.append(options.get("heuristic"))
+        return real(name, domain, **options)
+
+    monkeypatch.setattr(planners, "make_planner", spy)
+    blocks = PDDL_DIR / "blocks"
+    assert main(["solve", str(blocks / "domain.pddl"), str(blocks / "task04.pddl"), "--planner", "warp",
+                 "--device", "cpu"]) == 0
+    capsys.readouterr()
+    common = ["--planners", "warp", "--device", "cpu", "--in-process", "--json", str(tmp_path / "b.json")]
+    pddl = ["--suite", "pddl", "--tasks-dir", str(PDDL_DIR), "--domains", "gripper", "--tasks", "01"]
+    assert run(build_parser().parse_args([*pddl, *common])) == 0
+    assert run(build_parser().parse_args([*pddl, *common, "--planner-option", "heuristic=hmax"])) == 0
+    assert run(build_parser().parse_args(["--suite", "random", "--facts", "16", "--problems", "2", *common])) == 0
+    assert seen == ["lmcut", "lmcut", "hmax", None]  # None: the planner's own default, hmax2
