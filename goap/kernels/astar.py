@@ -25,8 +25,10 @@ Per-thread scratch (one row per thread of a wave, so CPU chunks reuse a chunk-si
 No action is stored per node: a plan is read back by finding, for each node on the path, the first usable action
 that turns its parent's state into its own at exactly its g (the action the search recorded, as the reference's).
 The open list holds each open node once (a decrease-key heap), so it never outgrows the pool. The hash table is
-left empty after every search (the stored nodes are looked up and cleared). Every loop is bounded: probing by H,
-sifting by 32 levels, the search by M + 1 pops, h_max by C pops of its queue, LM-cut by A + 2 rounds of it.
+left empty after every search (the stored nodes are looked up and cleared). A* reopens a closed state reached
+again more cheaply (only LM-cut, which is not consistent, does that). Every loop is bounded: probing by H,
+sifting by 32 levels, the search by `pop_limit(M)` pops (M + 1 unless it reopens a state), h_max by C pops of
+its queue, LM-cut by A + 2 rounds of it.
 """
 
 from __future__ import annotations
@@ -122,6 +124,8 @@ class Search:
     weight: wp.float64
     greedy: int
     heuristic: int
+    reopen: int  # 1 for A*: a closed state reached more cheaply is reopened (an inconsistent heuristic: LM-cut)
+    max_pops: int  # goap.planners.base.pop_limit(pool): pops past it end the search BUDGET
 
 
 @wp.struct
@@ -897,7 +901,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
         status = int(STATUS_NO_PLAN)
         goal_node = int(-1)
 
-        for _pop in range(M + 1):
+        for _pop in range(s.max_pops):
             if heap_size == 0:
                 break
             node = pop_first(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, heap_size, s.weight, s.greedy)
@@ -947,13 +951,19 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                     sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, heap_size - 1, s.weight, s.greedy)
                 else:
                     pos = sc.node_pos[t, known]
-                    if pos < 0 or g_child >= sc.node_g[t, known]:
+                    if g_child >= sc.node_g[t, known] or (pos < 0 and s.reopen == 0):
                         continue
                     sc.node_g[t, known] = g_child
                     sc.node_parent[t, known] = node
+                    if pos < 0:  # closed: reopened (each stored node is in the heap at most once: size <= M)
+                        pos = heap_size
+                        sc.heap[t, pos] = known
+                        heap_size += 1
                     sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, pos, s.weight, s.greedy)
             if status == STATUS_BUDGET:
                 break
+        if status == STATUS_NO_PLAN and heap_size > 0:
+            status = STATUS_BUDGET  # the pop limit: only reopening gets here (see goap.planners.base.POP_FACTOR)
 
         out.expanded[row] = expanded
         if status == STATUS_BUDGET and s.level == 0:  # the first pool filled up: escalate only if it can help

@@ -204,6 +204,18 @@ PDDL_HEURISTIC = "lmcut"
 RENAMED_HEURISTICS = {"h2": "hmax2", "h1": "hmax1"}
 
 
+#: A* reopens a closed state reached again more cheaply, which only an inconsistent heuristic (LM-cut) causes; so
+#: that a search stays bounded, one with a pool of M states pops (closes) at most POP_FACTOR * (M + 1) states,
+#: reopened ones counted again, and ends BUDGET past that (the next pool level allows more). A consistent
+#: heuristic never reopens, and then a search closes at most M states: the limit is never reached.
+POP_FACTOR = 4
+
+
+def pop_limit(pool: int) -> int:
+    """The most pops (closed states, counting reopened ones again) a search with ``pool`` states may make."""
+    return POP_FACTOR * (int(pool) + 1)
+
+
 def pool_levels(max_nodes: int, growth: int, node_ceiling: int) -> list[int]:
     """Pool sizes of levels 0, 1, ...: ``max_nodes * growth**l``, the last one clamped to ``node_ceiling``."""
     pools = [int(max_nodes)]

@@ -39,13 +39,17 @@ The search, which the Warp planner follows step for step:
 * Open list ordered by (f, h, node id); ties therefore go to the deeper node, then to the older one.
   f = g + h for A*; g + w * h for weighted A* (``weight``, plans within w x optimal); h for greedy.
 * A state's g may improve while it is open: its open entry moves up (here: pushed again, the stale entry is
-  skipped when popped). The goal test happens when a node is popped, so the first goal popped is optimal.
+  skipped when popped). A* (weight 1, not greedy) also reopens a closed state reached again more cheaply: only
+  an inconsistent heuristic does that (LM-cut is admissible but not consistent; the h_max family is
+  consistent and never reopens), and with reopening the first goal popped is optimal for any admissible
+  heuristic. The goal test happens when a node is popped. Weighted A* and greedy search never reopen.
 * A delete-relaxed reachability check (`relaxed_reachable`) proves many unreachable goals unreachable at once,
   instead of exhausting the space. It runs only where it can save work: when a level-0 search fills its pool
   (NO_PLAN, with the expansions made so far, instead of escalating), and before every escalated search (NO_PLAN
   with no expansions). Searches that end within the first pool never pay for it.
 * Budget: a pool of at most ``pool`` stored states (the open list never holds more than the pool); storing
-  one more gives BUDGET. Pools escalate by level (`goap.planners.base`): the search at level l has pool
+  one more gives BUDGET, and so does a pop past ``pop_limit(pool)`` (`goap.planners.base.POP_FACTOR`; only
+  reopening can get there). Pools escalate by level (`goap.planners.base`): the search at level l has pool
   ``pools[l]``. A plan with more than ``max_plan_length`` steps gives TOO_LONG with its cost, length and first
   ``max_plan_length`` steps.
 """
@@ -72,6 +76,7 @@ from goap.planners.base import (
     check_options,
     host_view,
     pool_levels,
+    pop_limit,
 )
 
 
@@ -112,6 +117,7 @@ class ReferencePlanner:
         self.max_plan_length = int(max_plan_length)
         self.weight = float(weight)
         self.greedy = bool(greedy)
+        self.reopened = 0  # closed states reopened by this planner's searches so far (LM-cut only: see above)
         ceiling = max(self.max_nodes, DEFAULT_NODE_CEILING) if node_ceiling is None else int(node_ceiling)
         self.pools = pool_levels(self.max_nodes, int(growth), ceiling)
         # Conditions for h_max: every distinct action precondition, and for each action its precondition ids.
@@ -198,10 +204,10 @@ class ReferencePlanner:
                         continue
                     budget -= self.pools[lv]
                     escalated += 1
-                status, cost, plan, expanded, length, stored, overflow = results[i]
-                if math.isinf(stored):  # relaxed-unreachable, found when the first pool filled up
+                status, cost, plan, expanded, length, fits, overflow = results[i]
+                if math.isinf(fits):  # relaxed-unreachable, found when the first pool filled up
                     final[i] = (Status.NO_PLAN, math.nan, [], overflow[0] if lv == 0 else 0, 0)
-                elif stored <= self.pools[lv]:
+                elif lv >= fits:
                     final[i] = (status, cost, plan, expanded, length)
                 else:
                     level[i] = lv + 1  # the next pool; past the last one: every pool was tried
@@ -225,23 +231,25 @@ class ReferencePlanner:
     ) -> tuple[Status, float, list[int], int, int, int, list[int]]:
         """One A* search with the largest pool of ``pools``.
 
-        Returns (status, cost, plan, expanded, length, stored, overflow): ``stored`` is the most states the
-        search stored, ``overflow[k]`` the expansions made when it first needed more than ``pools[k]`` states (a
-        search with that pool ends there with BUDGET; the search is deterministic, so a larger pool replays the
-        smaller one's search up to that point).
+        Returns (status, cost, plan, expanded, length, fits, overflow): ``fits`` is the first pool level whose
+        search ends as this one did (``len(pools)``: none; inf: the goal is relaxed-unreachable, found when the
+        first pool overflowed), ``overflow[k]`` the expansions made when the search first needed more than
+        ``pools[k]`` states or more than ``pop_limit(pools[k])`` pops (a search with that pool ends there with
+        BUDGET; the search is deterministic, so a larger pool replays the smaller one's search up to that
+        point).
         """
         pools = pools or self.pools
         domain = self.domain
         overflow = [0] * len(pools)
         if domain.satisfies(start, goal.want):
-            return Status.SATISFIED, 0.0, [], 0, 0, 1, overflow
+            return Status.SATISFIED, 0.0, [], 0, 0, 0, overflow
 
         usable = [a for a in range(len(domain.actions)) if enabled[a]]
         heuristic = self.heuristic_function(goal, costs, enabled)
 
         h0 = heuristic(start)
         if math.isinf(h0):
-            return Status.NO_PLAN, math.nan, [], 0, 0, 1, overflow
+            return Status.NO_PLAN, math.nan, [], 0, 0, 0, overflow
 
         # Node arrays, indexed by node id (the order states were first stored).
         state_of: list[State] = [start]
@@ -256,13 +264,23 @@ class ReferencePlanner:
         pool = pools[-1]
         next_pool = 0  # the smallest pool not yet overflowed
 
+        reopen = self.weight == 1.0 and not self.greedy  # A*: a closed state reached more cheaply is reopened
+        pops = 0
         while open_list:
             _, _, node = heapq.heappop(open_list)
             if closed[node]:
                 continue  # a stale entry: the node was reached again more cheaply and already expanded
+            while next_pool < len(pools) and pops >= pop_limit(pools[next_pool]):
+                overflow[next_pool] = expanded  # that pool's search ends here (its pop limit)
+                next_pool += 1
+                if next_pool == 1 and not self.relaxed_reachable(start, goal, usable):
+                    return Status.NO_PLAN, math.nan, [], expanded, 0, math.inf, overflow
+            if pops >= pop_limit(pool):
+                return Status.BUDGET, math.nan, [], expanded, 0, len(pools), overflow
+            pops += 1
             state = state_of[node]
             if domain.satisfies(state, goal.want):
-                return (*self._finish(node, g_of, parent, via, expanded), len(state_of), overflow)
+                return (*self._finish(node, g_of, parent, via, expanded), next_pool, overflow)
             closed[node] = True
             expanded += 1
             for a in usable:
@@ -283,7 +301,7 @@ class ReferencePlanner:
                             # Every larger pool would search in vain: NO_PLAN from the first pool on.
                             return Status.NO_PLAN, math.nan, [], expanded, 0, math.inf, overflow
                     if len(state_of) >= pool:
-                        return Status.BUDGET, math.nan, [], expanded, 0, pool + 1, overflow
+                        return Status.BUDGET, math.nan, [], expanded, 0, len(pools), overflow
                     known = len(state_of)
                     index[child] = known
                     state_of.append(child)
@@ -292,12 +310,15 @@ class ReferencePlanner:
                     parent.append(node)
                     via.append(a)
                     closed.append(False)
-                elif closed[known] or g >= g_of[known]:
+                elif g >= g_of[known] or (closed[known] and not reopen):
                     continue
                 else:
                     g_of[known], parent[known], via[known] = g, node, a
+                    if closed[known]:
+                        closed[known] = False
+                        self.reopened += 1
                 heapq.heappush(open_list, (self.order(g, h_of[known]), h_of[known], known))
-        return Status.NO_PLAN, math.nan, [], expanded, 0, len(state_of), overflow
+        return Status.NO_PLAN, math.nan, [], expanded, 0, next_pool, overflow
 
     def heuristic_function(
         self, goal: Goal, costs: list[float] | None = None, enabled: list[bool] | None = None

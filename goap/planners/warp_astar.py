@@ -43,6 +43,7 @@ from goap.planners.base import (
     check_options,
     condition_tables,
     pool_levels,
+    pop_limit,
     relevance,
 )
 
@@ -416,6 +417,8 @@ class WarpAStarPlanner:
         s.weight = self.weight
         s.greedy = int(self.greedy)
         s.heuristic = self._k.HEURISTIC_CODES[self.heuristic]
+        s.reopen = int(self.weight == 1.0 and not self.greedy)
+        s.max_pops = pop_limit(self.pools[lv])
         return s
 
     def _to_device(self, x: Any, dtype: Any) -> Any:
