@@ -12,7 +12,7 @@ PY="${PY:-python3}"
 if [ -x .venv/bin/python ]; then PY=.venv/bin/python; fi
 "$PY" -c "import goap" 2>/dev/null || "$PY" -m pip install -q -e ".[dev]"
 echo "== correctness on $DEVICE"
-GOAP_TEST_DEVICE="$DEVICE" timeout 240 "$PY" -m pytest -q -x tests/test_warp_astar.py tests/test_runtime_gpu.py -m "not slow"
+GOAP_TEST_DEVICE="$DEVICE" timeout 240 "$PY" -m pytest -q -x tests/test_warp_astar.py tests/test_heuristics.py tests/test_planner_calls.py tests/test_runtime_gpu.py -m "not slow"
 echo "== planner throughput on $DEVICE"
 timeout 180 "$PY" benchmarks/plan_throughput.py --device "$DEVICE" --repeats 3 --ref-sample 200 \
     --out benchmarks/results/plan_throughput_gpu.json || echo "plan_throughput failed"
