@@ -66,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("problem", nargs="?", help="with a PDDL domain: its problem file (one task, planned and checked)")
     s.add_argument("--problems", help="JSON lines: {id, start: {fact: value}, goal: name | {...}} (goap domains)")
     s.add_argument("--plan-file", metavar="FILE", help="PDDL: also write the plan in the IPC form")
-    s.add_argument("--planner", default="reference", choices=sorted(PLANNERS), help="default: reference")
+    s.add_argument("--planner", default=None, choices=sorted(PLANNERS),
+                   help="default: warp for a PDDL pair (LM-cut), reference for a goap domain file")
     s.add_argument("--device", default=None, help="Warp device for Warp planners (cpu, cuda:0); default: Warp's")
     s.add_argument("--max-nodes", type=positive_int, default=DEFAULT_MAX_NODES, help="states one search may store")
     s.add_argument("--max-plan-length", type=positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
@@ -241,7 +242,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from goap.problems import load_problems, result_rows
 
     if pddl_commands.is_pddl(args.domain):
+        args.planner = args.planner or "warp"
         return pddl_commands.solve(args)
+    args.planner = args.planner or "reference"
     _no_second_file(args)
     domain = load_domain(args.domain)
     tables = encode(domain)

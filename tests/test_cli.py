@@ -101,6 +101,7 @@ def test_solve_stats_is_the_last_stderr_line(capsys, files):
     code, _, err = run(capsys, "solve", domain, "--problems", problems, "--stats")
     stats = json.loads(err.strip().splitlines()[-1])
     assert code == 0 and stats["plans"] == 5 and stats["plan_seconds"] > 0
+    assert stats["planner"] == "reference"  # the default for a goap domain file (a PDDL pair defaults to warp)
     assert stats["plans_per_second"] == pytest.approx(5 / stats["plan_seconds"], rel=0.01)
 
 

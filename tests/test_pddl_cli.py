@@ -43,3 +43,11 @@ def test_grounding_bound_from_the_command_line():
                           str(blowup / "problem.pddl")], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert f"{blowup / 'domain.pddl'}:6: action 'link': grounding stopped" in out.stderr
+
+
+
+def test_solve_pair_defaults_to_the_warp_planner(capsys):
+    assert main(["solve", str(BLOCKS / "domain.pddl"), str(BLOCKS / "task04.pddl"), "--stats"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.err.strip().splitlines()[-1])["planner"] == "warp"
+    assert json.loads(captured.out)["cost"] == 12
