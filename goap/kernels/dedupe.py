@@ -505,6 +505,21 @@ class ResultFields:
     level: wp.array(dtype=wp.int8)
 
 
+@wp.func
+def copy_result(
+    src: ResultFields, src_actions: wp.array2d(dtype=Any), s: int,
+    dst: ResultFields, dst_actions: wp.array2d(dtype=Any), d: int,
+):
+    """Row s of one set of result fields (and its plan row) into row d of another (or the same) set."""
+    dst.status[d] = src.status[s]
+    dst.cost[d] = src.cost[s]
+    dst.length[d] = src.length[s]
+    dst.expanded[d] = src.expanded[s]
+    dst.level[d] = src.level[s]
+    for j in range(dst_actions.shape[1]):
+        dst_actions[d, j] = src_actions[s, j]
+
+
 @wp.kernel
 def copy_results(
     r: Requests,
@@ -522,13 +537,7 @@ def copy_results(
         s = source_row(r, i, local, rep_of, joined)
         d = request_row(r, i)
         if s != d:
-            res.status[d] = res.status[s]
-            res.cost[d] = res.cost[s]
-            res.length[d] = res.length[s]
-            res.expanded[d] = res.expanded[s]
-            res.level[d] = res.level[s]
-            for j in range(actions.shape[1]):
-                actions[d, j] = actions[s, j]
+            copy_result(res, actions, s, res, actions, d)
 
 
 @wp.kernel
@@ -609,14 +618,7 @@ def fetch_results(
     i = wp.tid()
     s = hit_slot[i]
     if s >= 0:
-        row = reps[i]
-        res.status[row] = cache.status[s]
-        res.cost[row] = cache.cost[s]
-        res.length[row] = cache.length[s]
-        res.expanded[row] = cache.expanded[s]
-        res.level[row] = cache.level[s]
-        for j in range(actions.shape[1]):
-            actions[row, j] = cache_actions[s, j]
+        copy_result(cache, cache_actions, s, res, actions, reps[i])
 
 
 @wp.kernel
@@ -632,14 +634,7 @@ def store_results(
     i = wp.tid()
     s = ins_slot[i]
     if s >= 0:
-        row = misses[i]
-        cache.status[s] = res.status[row]
-        cache.cost[s] = res.cost[row]
-        cache.length[s] = res.length[row]
-        cache.expanded[s] = res.expanded[row]
-        cache.level[s] = res.level[row]
-        for j in range(actions.shape[1]):
-            cache_actions[s, j] = actions[row, j]
+        copy_result(res, actions, misses[i], cache, cache_actions, s)
 
 
 @wp.kernel
