@@ -286,6 +286,12 @@ class Brain:
         self._tables_d = semantics.to_device(self.tables, semantics.DomainTables, self.device)
         dev = self.device
         self._tick = wp.zeros(1, dtype=wp.int64, device=dev)
+        from goap.kernels.agents import make_agents
+        from goap.launch import Launcher
+
+        self.agents = make_agents(self.arrays)  # every per-agent array as one kernel argument
+        self.launcher = Launcher(self.device)
+        self.clock = self._tick  # int64 [1]: the tick number, for world kernels (tick k reads k)
         # CPU launches are serial loops on one core: the per-agent stages run in chunks on a small thread pool, each
         # chunk with its own row of counters (summed on the host), so no two threads ever add to the same cell.
         self._threads = max(1, min(os.cpu_count() or 1, 8)) if self.device.is_cpu else 1
