@@ -15,14 +15,36 @@ act       ``action_status`` of agents with ``action >= 0`` (RUNNING,    ``action
           own arrays, facts of ``states`` it owns                      ``states``, ...
 ========  ===========================================================  ==============================
 
-The brain's arrays are Warp arrays on ``brain.device`` (see `goap.state`); a world does its per-agent work in
-Warp kernels on that device (host code loops over action kinds or site kinds, never over agents). When an action
-is DONE the brain applies its symbolic effects to ``states`` after ``act``; the next ``sense`` may overwrite any
-fact the world knows better (a position, an inventory the world keeps itself).
+A world does its per-agent work in Warp kernels on ``brain.device`` (host code loops over action kinds or site
+kinds, never over agents). Its kernels take the agents as one struct, ``agents: Agents``
+(`goap.kernels.agents`), passed as ``brain.agents``, and launch through ``brain.launcher``
+(`goap.launch.Launcher`: ``launch`` records a launch once and replays it; ``launch_rows`` splits a per-row kernel
+whose last two parameters are ``first, chunk`` over the CPU's workers)::
+
+    @wp.kernel
+    def sense_hunger(agents: Agents, hunger_word: int, hunger_shift: int, hunger_mask: wp.uint64,
+                     first: int, chunk: int):
+        i = wp.tid() + first
+        if agents.alive[i]:
+            ...  # write facts with goap.kernels.semantics.write_field(agents.states, i, ...)
+
+    def sense(self, brain):
+        brain.launcher.launch_rows(sense_hunger, brain.n_agents, [brain.agents, w, s, m])
+
+A world resets an agent's mind inside a kernel only through the engine's `goap.kernels.agents.clear_mind`,
+`set_alive` and `forget_plan`, never by writing the brain's bookkeeping arrays itself. When an action is DONE the
+brain applies its symbolic effects to ``states`` after ``act``; the next ``sense`` may overwrite any fact the
+world knows better (a position, an inventory the world keeps itself).
 
 ``sensed_facts`` names the facts the world writes in ``sense``: ``goap validate --world NAME`` treats them as
-free (any value) when it asks which actions and goals can ever happen. ``capturable = True`` says that ``sense``
-and ``act`` only launch kernels (no host reads), so that a CUDA-graph brain (``capture=True``) may capture them.
+free (any value) when it asks which actions and goals can ever happen.
+
+**Capture.** ``capturable = True`` says that ``sense`` and ``act`` only launch device work (kernels, scans,
+sorts, memsets): no host reads, no copies from host data, and no per-tick value passed as a Python scalar (a
+scalar launch argument is baked into a captured graph: read the tick from ``brain.clock``, a device array). A
+brain made with ``capture=True`` records them into its graphs and refuses a world that does not declare it.
+``graph_key()`` returns every parameter the world's launches bake in (rates, speeds); the brain re-captures when
+it changes (without it, the world's public scalar attributes are the key).
 """
 
 from __future__ import annotations
@@ -31,12 +53,13 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from goap.codes import ActionStatus
 from goap.domain import Domain
 
 if TYPE_CHECKING:
     from goap.runtime import Brain
 
-RUNNING, DONE, FAILED = 0, 1, 2
+RUNNING, DONE, FAILED = (int(s) for s in ActionStatus)
 
 
 @runtime_checkable
@@ -107,19 +130,22 @@ class EngineWorld:
         from goap.kernels.engine_world import drift_facts
 
         if brain.n_agents and self._n_facts and self.drift_p > 0:
-            brain._wp.launch(drift_facts, brain.n_agents, [
-                self.seed, self._tick, self.drift_p, brain.alive, brain.states, *self._layout, self._n_facts,
-            ], device=brain.device)
+            brain.launcher.launch(drift_facts, brain.n_agents, [
+                self.seed, self._tick, self.drift_p, brain.agents, *self._layout, self._n_facts,
+            ])
 
     def act(self, brain: Brain, dt: float) -> None:
         from goap.kernels.engine_world import advance_actions, count_tick
 
         if brain.n_agents:
-            brain._wp.launch(advance_actions, brain.n_agents, [
-                self.seed, self._tick, self.duration, self.fail_p, brain.action, brain.action_ticks,
-                brain.action_status,
-            ], device=brain.device)
-        brain._wp.launch(count_tick, 1, [self._tick], device=brain.device)
+            brain.launcher.launch(advance_actions, brain.n_agents, [
+                self.seed, self._tick, self.duration, self.fail_p, brain.agents,
+            ])
+        brain.launcher.launch(count_tick, 1, [self._tick])
+
+    def graph_key(self) -> tuple:
+        """The parameters its launches bake in (a captured brain re-captures when one changes)."""
+        return (self.seed, self.duration, self.drift_p, self.fail_p)
 
     def score(self) -> dict[str, float]:
         return {}

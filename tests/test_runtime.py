@@ -520,18 +520,9 @@ def test_running_status_constant_is_zero():
 def test_stages_in_cpu_chunks_match_one_chunk():
     """Above 2,048 agents per thread the CPU stages run in chunks on several threads: the same run, bit for bit."""
     hashes, counters = [], []
-    for chunked in (True, False):
-        brain = engine_brain(9000, planner="warp")
-        if not chunked:
-            brain.close()  # one thread: every stage in one launch
-        elif brain._threads < 2:
-            brain._threads = 2
-            from concurrent.futures import ThreadPoolExecutor
-
-            brain._pool = ThreadPoolExecutor(2)
-            brain._counters = brain._wp.zeros((2, brain._counters.shape[1]), dtype=brain._wp.int64)
-            brain._action_counts = brain._wp.zeros((2, brain._action_counts.shape[1]), dtype=brain._wp.int64)
-            brain._first_bad = brain._wp.zeros(2, dtype=brain._wp.int32)
+    for threads in (2, 1):  # 2: every per-agent stage in two spans on two threads; 1: one launch
+        brain = engine_brain(9000, planner="warp", cpu_threads=threads)
+        assert brain.launcher.chunks(9000) == threads
         for _ in range(6):
             brain.tick()
         hashes.append(brain.state_hash())

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from goap import DomainBuilder
-from goap.runtime import Brain
+from goap.runtime import CAUSES, Brain
 
 OPS = ("==", "!=", "<", "<=", ">", ">=")
 
@@ -114,12 +114,17 @@ def test_validation_and_effects_match_domain(seed):
     h["plan"][:, 0] = actions
     h["plan_length"][:] = 1
     h["enabled"][np.arange(n), actions] = enabled
-    brain._validate()
+    prio = brain.priorities.numpy()
+    prio[:] = 0
+    prio[:, 0] = 1  # goal 0 is the only eligible goal: selection keeps it unless it holds
+    run_stage(brain, "decide")
     starts = [tuple(int(v) for v in row) for row in values]
     applies = np.array([domain.is_applicable(s, domain.actions[a]) for s, a in zip(starts, actions, strict=True)])
-    np.testing.assert_array_equal(brain.needs_plan.numpy(), ~(applies & enabled))
+    holds = np.array([domain.satisfies(s, domain.goals[0].want) for s in starts])
+    np.testing.assert_array_equal(brain.needs_plan.numpy(), ~holds & ~(applies & enabled))
+    np.testing.assert_array_equal(brain.goal.numpy(), np.where(holds, -1, 0))
     cause = brain.replan_cause.numpy()
-    assert (cause[brain.needs_plan.numpy()] == 5).all()  # invalid
+    assert (cause[brain.needs_plan.numpy()] == CAUSES.index("invalid")).all()
 
     # Effects: finish the action as DONE for every agent, whatever its preconditions (effects are unconditional).
     brain.needs_plan.numpy()[:] = False
@@ -130,6 +135,13 @@ def test_validation_and_effects_match_domain(seed):
     for i, (s, a) in enumerate(zip(starts, actions, strict=True)):
         assert tuple(int(v) for v in after[i]) == domain.apply(s, domain.actions[a]), f"agent {i}, action {a}"
     np.testing.assert_array_equal(brain.step.numpy(), 1)
+
+
+def run_stage(brain, stage):
+    """Run the steps of one stage of the brain's tick, as `Brain.tick` runs them."""
+    for step in brain._steps(1.0, True):
+        if step.stage == stage:
+            step.run()
 
 
 def select_oracle(domain, values, priorities, scores, cooldown, now, current, pinned, hysteresis):
@@ -169,8 +181,8 @@ def test_goal_selection_with_cooldowns_pins_and_hysteresis(seed):
     h["cooldown_until"][:] = cooldown
     h["goal"][:] = current
     h["pinned_goal"][:] = pinned
-    brain._tick.fill_(2)
-    brain._select()
+    brain.clock.fill_(2)
+    run_stage(brain, "decide")
     got = brain.goal.numpy()
     for i in range(n):
         want = select_oracle(domain, values[i], prio[i], prio[i], cooldown[i], 2, current[i], pinned[i], hysteresis)
@@ -187,7 +199,7 @@ def test_goal_scorer_replaces_priorities_but_not_eligibility():
     brain.states.numpy()[:] = brain.tables.pack_states(values)
     prio = brain.priorities.numpy()
     prio[:, 0] = 0  # never eligible, whatever its score
-    brain._select()
+    run_stage(brain, "decide")
     got = brain.goal.numpy()
     for i in range(n):
         assert got[i] == select_oracle(domain, values[i], prio[i], scores[i], np.zeros(G), 0, -1, -1, 0.0)
@@ -203,13 +215,20 @@ def test_budget_order_longest_waiting_then_priority_then_index(budget):
     seen = []
     brain.on_plan(lambda states, goals, costs, enabled, agents, count: seen.append(
         agents.numpy()[: int(count.numpy()[0])].copy()))
-    goal = rng.integers(0, G, n)
+    # Agents that want a plan pin a goal that does not hold (so selection keeps it); the others have no goal and
+    # no eligible goal (so selection leaves them idle): the decide pass flags exactly the first kind.
+    default = tuple(int(v) for v in brain.tables.unpack_states(brain.states.numpy()[:1])[0])
+    open_goals = [g for g in range(G) if not domain.satisfies(default, domain.goals[g].want)]
+    assert open_goals
     want = rng.random(n) < 0.6
+    goal = np.where(want, rng.choice(open_goals, n), -1)
     waiting = rng.integers(0, 4, n)
-    prio = rng.integers(1, 4, (n, G)).astype(np.float32)
-    for name, v in (("goal", goal), ("needs_plan", want), ("waiting", waiting), ("priorities", prio)):
+    prio = np.where(want[:, None], rng.integers(1, 4, (n, G)), 0).astype(np.float32)
+    for name, v in (("goal", goal), ("pinned_goal", goal), ("needs_plan", want), ("waiting", waiting),
+                    ("priorities", prio)):
         getattr(brain, name).numpy()[:] = v
-    brain._plan()
+    run_stage(brain, "decide")
+    run_stage(brain, "plan")
     keys = sorted(np.flatnonzero(want), key=lambda i: (-(waiting[i] + 1), -prio[i, goal[i]], i))
     np.testing.assert_array_equal(seen[0], keys[:budget])
     planned = set(keys[:budget])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import warp as wp
 
+from goap.kernels.agents import Agents
+from goap.kernels.codes import DONE, FAILED
 from goap.kernels.semantics import write_field
 
 wp.set_module_options({"enable_backward": False})
@@ -14,8 +16,7 @@ def drift_facts(
     seed: int,
     tick: wp.array(dtype=wp.int64),
     p: float,
-    alive: wp.array(dtype=wp.bool),
-    states: wp.array2d(dtype=wp.uint64),
+    agents: Agents,
     word: wp.array(dtype=wp.int32),
     shift: wp.array(dtype=wp.int32),
     mask: wp.array(dtype=wp.uint64),
@@ -23,7 +24,7 @@ def drift_facts(
     n_facts: int,
 ):
     i = wp.tid()
-    if not alive[i]:
+    if not agents.alive[i]:
         return
     rng = wp.rand_init(seed ^ int(tick[0] * wp.int64(7919)), i)
     if wp.randf(rng) >= p:
@@ -34,7 +35,7 @@ def drift_facts(
         v = wp.uint64(wp.randi(rng, 0, int(hi[f]) + 1))
     else:
         v = wp.uint64(wp.randi(rng, 0, 2147483647))
-    write_field(states, i, word[f], shift[f], mask[f], v)
+    write_field(agents.states, i, word[f], shift[f], mask[f], v)
 
 
 @wp.kernel
@@ -43,21 +44,19 @@ def advance_actions(
     tick: wp.array(dtype=wp.int64),
     duration: int,
     fail_p: float,
-    action: wp.array(dtype=wp.int32),
-    action_ticks: wp.array(dtype=wp.int32),
-    action_status: wp.array(dtype=wp.int8),
+    agents: Agents,
 ):
     i = wp.tid()
-    if action[i] < 0:
+    if agents.action[i] < 0:
         return
-    if action_ticks[i] + 1 < duration:
+    if agents.action_ticks[i] + 1 < duration:
         return
-    status = wp.int8(1)
+    status = wp.int8(DONE)
     if fail_p > 0.0:
         rng = wp.rand_init(seed ^ int(tick[0] * wp.int64(104729)) ^ 0x5BD1E995, i)
         if wp.randf(rng) < fail_p:
-            status = wp.int8(2)
-    action_status[i] = status
+            status = wp.int8(FAILED)
+    agents.action_status[i] = status
 
 
 @wp.kernel

@@ -1,14 +1,55 @@
 """The brain's tick stages as Warp kernels: one thread per agent, every rule from `goap.kernels.semantics`.
 
-The launcher is `goap.runtime.Brain`; the arrays are those of `goap.state.AgentArrays`. Per-tick scalars (the
-tick number) live in device arrays so that a captured CUDA graph replays correctly. Counters for the tick are
-accumulated with atomics into ``counters`` (indices below) and read back once per tick by the brain.
+Every kernel takes the agents as one `goap.kernels.agents.Agents` struct; codes come from `goap.kernels.codes`.
+The launcher is `goap.runtime.pipeline`. Per-tick scalars (the tick number, request counts) live in device arrays,
+so that a captured graph replays correctly. Counters of the tick are accumulated with atomics into
+``counters[chunk, slot]`` (slots in `goap.codes.COUNTERS`) and read back once per tick; ``first`` and ``chunk``
+are a CPU span's first row and counter row (0 and 0 on a GPU and under capture).
 """
 
 from __future__ import annotations
 
 import warp as wp
 
+from goap.kernels.agents import Agents, forget_plan
+from goap.kernels.codes import (
+    C_ACTIONS_DONE,
+    C_ACTIONS_FAILED,
+    C_ACTIONS_STARTED,
+    C_ALIVE,
+    C_FAILED_BASE,
+    C_GOALS_ACHIEVED,
+    C_IDLE,
+    C_NODES_EXPANDED,
+    C_PLANS_DEFERRED,
+    C_PLANS_FAILED,
+    C_PLANS_MADE,
+    C_PLANS_REQUESTED,
+    C_PLANS_SATISFIED,
+    C_PLANS_SEGMENTED,
+    C_REPLAN_BASE,
+    CAUSE_ACTION_FAILED,
+    CAUSE_GOAL_CHANGED,
+    CAUSE_INVALID,
+    CAUSE_NEW_GOAL,
+    CAUSE_PLAN_FINISHED,
+    DONE,
+    EV_ACTION_FAILED,
+    EV_ACTION_FINISHED,
+    EV_ACTION_STARTED,
+    EV_GOAL_ACHIEVED,
+    EV_GOAL_CHANGED,
+    EV_PLAN_FAILED,
+    EV_PLAN_FOUND,
+    EV_REPLAN,
+    FAILED,
+    RUNNING,
+    ST_BUDGET,
+    ST_NOT_PLANNED,
+    ST_OK,
+    ST_SATISFIED,
+    ST_TOO_LONG,
+)
 from goap.kernels.semantics import (
     DomainTables,
     GoalTables,
@@ -21,120 +62,64 @@ from goap.kernels.semantics import (
 
 wp.set_module_options({"enable_backward": False})
 
-# Action status (goap.world): the world (or the game) writes one of these for each acting agent.
-RUNNING = wp.constant(0)
-DONE = wp.constant(1)
-FAILED = wp.constant(2)
-
-# Planner statuses (goap.planners.base.Status).
-ST_OK = wp.constant(0)
-ST_SATISFIED = wp.constant(1)
-ST_BUDGET = wp.constant(3)
-ST_TOO_LONG = wp.constant(4)
-
-# Replan causes (goap.runtime.CAUSES).
-CAUSE_NEW_GOAL = wp.constant(1)
-CAUSE_GOAL_CHANGED = wp.constant(2)
-CAUSE_PLAN_FINISHED = wp.constant(3)
-CAUSE_ACTION_FAILED = wp.constant(4)
-CAUSE_INVALID = wp.constant(5)
-
-# Event bits (goap.runtime.EVENTS).
-EV_ACTION_STARTED = wp.constant(wp.uint32(1))
-EV_ACTION_FINISHED = wp.constant(wp.uint32(2))
-EV_ACTION_FAILED = wp.constant(wp.uint32(4))
-EV_GOAL_ACHIEVED = wp.constant(wp.uint32(8))
-EV_PLAN_FOUND = wp.constant(wp.uint32(16))
-EV_PLAN_FAILED = wp.constant(wp.uint32(32))
-EV_GOAL_CHANGED = wp.constant(wp.uint32(64))
-EV_REPLAN = wp.constant(wp.uint32(128))
-
-# Counter slots (goap.runtime.COUNTERS); replan causes 1..7 use slots C_REPLAN + cause.
-C_GOALS_ACHIEVED = wp.constant(0)
-C_PLANS_REQUESTED = wp.constant(1)
-C_PLANS_MADE = wp.constant(2)
-C_PLANS_FAILED = wp.constant(3)
-C_PLANS_SATISFIED = wp.constant(4)
-C_PLANS_DEFERRED = wp.constant(5)
-C_NODES_EXPANDED = wp.constant(6)
-C_ACTIONS_STARTED = wp.constant(7)
-C_ACTIONS_DONE = wp.constant(8)
-C_ACTIONS_FAILED = wp.constant(9)
-C_IDLE = wp.constant(10)
-C_ALIVE = wp.constant(11)
-C_PLANS_SEGMENTED = wp.constant(19)
-C_REPLAN = wp.constant(12)  # + cause (1..7)
-C_FAILED_STATUS = wp.constant(20)  # + planner status (0..7)
-N_COUNTERS = 28
-
-
 
 @wp.func
-def request_plan(
-    i: int, cause: int, needs_plan: wp.array(dtype=wp.bool), replan_cause: wp.array(dtype=wp.int8),
-    action: wp.array(dtype=wp.int32), action_ticks: wp.array(dtype=wp.int32), events: wp.array(dtype=wp.uint32),
-    counters: wp.array2d(dtype=wp.int64),
-    chunk: int,
-):
-    needs_plan[i] = True
-    replan_cause[i] = wp.int8(cause)
-    action[i] = -1
-    action_ticks[i] = 0
-    events[i] = events[i] | EV_REPLAN
-    wp.atomic_add(counters, chunk, C_REPLAN + cause, wp.int64(1))
+def request_plan(agents: Agents, i: int, cause: int, counters: wp.array2d(dtype=wp.int64), chunk: int):
+    """Agent ``i`` asks for a plan (for ``cause``); its current action stops."""
+    agents.needs_plan[i] = True
+    agents.replan_cause[i] = wp.int8(cause)
+    agents.action[i] = -1
+    agents.action_ticks[i] = 0
+    agents.event_bits[i] = agents.event_bits[i] | EV_REPLAN
+    wp.atomic_add(counters, chunk, C_REPLAN_BASE + cause, wp.int64(1))
 
 
 @wp.kernel
-def select_goals(
+def decide(
+    agents: Agents,
     tick: wp.array(dtype=wp.int64),
-    states: wp.array2d(dtype=wp.uint64),
     gt: GoalTables,
-    alive: wp.array(dtype=wp.bool),
-    priorities: wp.array2d(dtype=wp.float32),
+    tables: DomainTables,
     scores: wp.array2d(dtype=wp.float32),
-    cooldown_until: wp.array2d(dtype=wp.int64),
-    pinned_goal: wp.array(dtype=wp.int32),
     hysteresis: float,
-    goal: wp.array(dtype=wp.int32),
-    plan_length: wp.array(dtype=wp.int32),
-    plan_level: wp.array(dtype=wp.int8),
-    step: wp.array(dtype=wp.int32),
-    needs_plan: wp.array(dtype=wp.bool),
-    replan_cause: wp.array(dtype=wp.int8),
-    action: wp.array(dtype=wp.int32),
-    action_ticks: wp.array(dtype=wp.int32),
-    events: wp.array(dtype=wp.uint32),
+    flag: wp.array(dtype=wp.int32),
     counters: wp.array2d(dtype=wp.int64),
     first: int,
     chunk: int,
 ):
-    """Each agent takes its best eligible goal (not holding, not cooling down, priority > 0), or its pinned goal.
+    """Select each agent's goal, validate its plan, and flag it when it needs a plan: one pass over the agents.
 
-    Scores (priorities, or a goal scorer's output) are compared with a bonus for the goal being pursued; ties go
-    to the lower goal index. Reaching the current goal counts as an achievement and releases a pin.
+    **Select.** Each agent takes its best eligible goal (not holding, not cooling down, priority > 0), or its
+    pinned goal. Scores (priorities, or a goal scorer's output) are compared with a bonus for the goal being
+    pursued; ties go to the lower goal index. Reaching the current goal counts as an achievement and releases a
+    pin. **Validate.** An agent with a plan needs a new one when its last action failed, its plan ran out without
+    reaching the goal, or its current action no longer applies (preconditions false, or disabled). **Queue.** An
+    agent that needs a plan is flagged for the request queue and waits one tick more.
     """
     i = wp.tid() + first
-    if not alive[i]:
+    if not agents.alive[i]:
+        flag[i] = 0
         return
+    states = agents.states
     now = tick[0]
-    current = goal[i]
+    current = agents.goal[i]
     achieved = False
     if current >= 0:
         if goal_satisfied(states, i, gt.mask, gt.value, gt.ints, current):
             achieved = True
-            events[i] = events[i] | EV_GOAL_ACHIEVED
+            agents.event_bits[i] = agents.event_bits[i] | EV_GOAL_ACHIEVED
             wp.atomic_add(counters, chunk, C_GOALS_ACHIEVED, wp.int64(1))
-            if pinned_goal[i] == current:
-                pinned_goal[i] = -1
+            if agents.pinned_goal[i] == current:
+                agents.pinned_goal[i] = -1
     best = int(-1)
-    pin = pinned_goal[i]
+    pin = agents.pinned_goal[i]
     if pin >= 0:
-        if cooldown_until[i, pin] <= now and not goal_satisfied(states, i, gt.mask, gt.value, gt.ints, pin):
+        if agents.cooldown_until[i, pin] <= now and not goal_satisfied(states, i, gt.mask, gt.value, gt.ints, pin):
             best = pin
     else:
         best_score = float(0.0)
         for g in range(gt.n_goals):
-            if cooldown_until[i, g] > now or priorities[i, g] <= 0.0:
+            if agents.cooldown_until[i, g] > now or agents.priorities[i, g] <= 0.0:
                 continue
             s = scores[i, g]
             if g == current:
@@ -148,73 +133,35 @@ def select_goals(
             best = g
             best_score = s
     if best != current:
-        goal[i] = best
-        plan_length[i] = 0
-        plan_level[i] = wp.int8(0)  # a new query: its search starts with the first pool
-        step[i] = 0
-        action[i] = -1
-        action_ticks[i] = 0
-        events[i] = events[i] | EV_GOAL_CHANGED
+        agents.goal[i] = best
+        forget_plan(agents, i)  # a new query: its search starts with the first pool
+        agents.event_bits[i] = agents.event_bits[i] | EV_GOAL_CHANGED
         if best < 0:
-            needs_plan[i] = False
+            agents.needs_plan[i] = False
         elif achieved or current < 0:
-            request_plan(i, CAUSE_NEW_GOAL, needs_plan, replan_cause, action, action_ticks, events, counters, chunk)
+            request_plan(agents, i, CAUSE_NEW_GOAL, counters, chunk)
         else:
-            request_plan(i, CAUSE_GOAL_CHANGED, needs_plan, replan_cause, action, action_ticks, events, counters, chunk)
+            request_plan(agents, i, CAUSE_GOAL_CHANGED, counters, chunk)
 
+    # validate
+    if agents.goal[i] >= 0 and not agents.needs_plan[i]:
+        if agents.action_status[i] == wp.int8(FAILED):
+            agents.action_status[i] = wp.int8(RUNNING)
+            request_plan(agents, i, CAUSE_ACTION_FAILED, counters, chunk)
+        else:
+            st = agents.step[i]
+            if st >= agents.plan_length[i]:
+                request_plan(agents, i, CAUSE_PLAN_FINISHED, counters, chunk)
+            else:
+                a = agents.plan[i, st]
+                if not agents.enabled[i, a] or not action_applicable(
+                    states, i, tables.pre_mask, tables.pre_value, tables.pre_ints, a
+                ):
+                    request_plan(agents, i, CAUSE_INVALID, counters, chunk)
 
-@wp.kernel
-def validate_plans(
-    states: wp.array2d(dtype=wp.uint64),
-    tables: DomainTables,
-    alive: wp.array(dtype=wp.bool),
-    enabled: wp.array2d(dtype=wp.bool),
-    goal: wp.array(dtype=wp.int32),
-    plan: wp.array2d(dtype=wp.int32),
-    plan_length: wp.array(dtype=wp.int32),
-    step: wp.array(dtype=wp.int32),
-    action_status: wp.array(dtype=wp.int8),
-    needs_plan: wp.array(dtype=wp.bool),
-    replan_cause: wp.array(dtype=wp.int8),
-    action: wp.array(dtype=wp.int32),
-    action_ticks: wp.array(dtype=wp.int32),
-    events: wp.array(dtype=wp.uint32),
-    counters: wp.array2d(dtype=wp.int64),
-    first: int,
-    chunk: int,
-):
-    """An agent with a plan needs a new one when its last action failed, its plan ran out without reaching the
-    goal, or its current action no longer applies (preconditions false, or disabled)."""
-    i = wp.tid() + first
-    if not alive[i] or goal[i] < 0 or needs_plan[i]:
-        return
-    if action_status[i] == wp.int8(FAILED):
-        action_status[i] = wp.int8(RUNNING)
-        request_plan(i, CAUSE_ACTION_FAILED, needs_plan, replan_cause, action, action_ticks, events, counters, chunk)
-        return
-    s = step[i]
-    if s >= plan_length[i]:
-        request_plan(i, CAUSE_PLAN_FINISHED, needs_plan, replan_cause, action, action_ticks, events, counters, chunk)
-        return
-    a = plan[i, s]
-    if not enabled[i, a] or not action_applicable(states, i, tables.pre_mask, tables.pre_value, tables.pre_ints, a):
-        request_plan(i, CAUSE_INVALID, needs_plan, replan_cause, action, action_ticks, events, counters, chunk)
-
-
-@wp.kernel
-def queue_requests(
-    alive: wp.array(dtype=wp.bool),
-    needs_plan: wp.array(dtype=wp.bool),
-    goal: wp.array(dtype=wp.int32),
-    waiting: wp.array(dtype=wp.int32),
-    flag: wp.array(dtype=wp.int32),
-    first: int,
-    chunk: int,
-):
-    """Flag the agents that need a plan; each waits one tick more."""
-    i = wp.tid() + first
-    if alive[i] and needs_plan[i] and goal[i] >= 0:
-        waiting[i] = waiting[i] + 1
+    # queue
+    if agents.needs_plan[i] and agents.goal[i] >= 0:
+        agents.waiting[i] = agents.waiting[i] + 1
         flag[i] = 1
     else:
         flag[i] = 0
@@ -222,10 +169,9 @@ def queue_requests(
 
 @wp.kernel
 def compact_requests(
+    agents: Agents,
     flag: wp.array(dtype=wp.int32),
     pos: wp.array(dtype=wp.int32),
-    goal: wp.array(dtype=wp.int32),
-    priorities: wp.array2d(dtype=wp.float32),
     budget: int,
     q_key: wp.array(dtype=wp.float32),
     q_ids: wp.array(dtype=wp.int32),
@@ -235,12 +181,13 @@ def compact_requests(
 ):
     """Scatter the flagged agents to the front of the queue in index order (``pos`` is the exclusive scan of
     ``flag``), keyed by descending goal priority; the rest of the queue is padded to sort last.
-    ``q_count`` gets [requests, requests planned this tick]."""
+    ``q_count`` gets [requests, requests planned this tick, 1 when the queue must be ordered (more requests than
+    the budget), else 0]."""
     i = wp.tid() + first
     n = flag.shape[0]
     count = pos[n - 1] + flag[n - 1]
     if flag[i] != 0:
-        p = priorities[i, goal[i]]
+        p = agents.priorities[i, agents.goal[i]]
         if p != p:
             p = -wp.inf
         q_key[pos[i]] = -p
@@ -250,47 +197,38 @@ def compact_requests(
         q_ids[i] = i
     if i == 0:
         q_count[0] = count
+        q_count[2] = 0
         if budget > 0:
             q_count[1] = wp.min(count, budget)
+            if count > budget:
+                q_count[2] = 1
         else:
             q_count[1] = count
 
 
 @wp.kernel
 def wait_keys(
+    agents: Agents,
     q_ids: wp.array(dtype=wp.int32),
     q_count: wp.array(dtype=wp.int32),
-    waiting: wp.array(dtype=wp.int32),
     q_wait: wp.array(dtype=wp.int32),
 ):
     """The second sort key of the queue (after priority): longest waiting first; padding last."""
     t = wp.tid()
     if t < q_count[0]:
-        q_wait[t] = -waiting[q_ids[t]]
+        q_wait[t] = -agents.waiting[q_ids[t]]
     else:
         q_wait[t] = 2147483647
 
 
 @wp.kernel
 def accept_plans(
+    agents: Agents,
     tick: wp.array(dtype=wp.int64),
     q_ids: wp.array(dtype=wp.int32),
     q_count: wp.array(dtype=wp.int32),
     cooldown_ticks: int,
-    plan_capacity: int,
-    plan_status: wp.array(dtype=wp.int8),
-    plan_level: wp.array(dtype=wp.int8),
     n_levels: int,
-    expanded: wp.array(dtype=wp.int32),
-    goal: wp.array(dtype=wp.int32),
-    plan_length: wp.array(dtype=wp.int32),
-    step: wp.array(dtype=wp.int32),
-    needs_plan: wp.array(dtype=wp.bool),
-    waiting: wp.array(dtype=wp.int32),
-    last_failure: wp.array(dtype=wp.int8),
-    cooldown_until: wp.array2d(dtype=wp.int64),
-    action: wp.array(dtype=wp.int32),
-    events: wp.array(dtype=wp.uint32),
     counters: wp.array2d(dtype=wp.int64),
     first: int,
     chunk: int,
@@ -302,90 +240,69 @@ def accept_plans(
     if t >= q_count[1]:
         return
     i = q_ids[t]
-    st = int(plan_status[i])
+    st = int(agents.plan_status[i])
     wp.atomic_add(counters, chunk, C_PLANS_REQUESTED, wp.int64(1))
-    wp.atomic_add(counters, chunk, C_NODES_EXPANDED, wp.int64(expanded[i]))
-    if st == ST_BUDGET and int(plan_level[i]) < n_levels:  # deferred: resumes at this pool level next tick
+    wp.atomic_add(counters, chunk, C_NODES_EXPANDED, wp.int64(agents.expanded[i]))
+    if st == ST_BUDGET and int(agents.plan_level[i]) < n_levels:  # deferred: resumes at this pool level next tick
         wp.atomic_add(counters, chunk, C_PLANS_DEFERRED, wp.int64(1))
-        plan_length[i] = 0
+        agents.plan_length[i] = 0
         return
-    needs_plan[i] = False
-    waiting[i] = 0
-    plan_level[i] = wp.int8(0)
-    step[i] = 0
-    action[i] = -1
+    agents.needs_plan[i] = False
+    agents.waiting[i] = 0
+    agents.plan_level[i] = wp.int8(0)
+    agents.step[i] = 0
+    agents.action[i] = -1
     if st == ST_OK or st == ST_TOO_LONG:
-        if st == ST_TOO_LONG:  # the first plan_capacity steps of a longer optimal plan: replanned after them
-            plan_length[i] = plan_capacity
+        if st == ST_TOO_LONG:  # the first plan-capacity steps of a longer optimal plan: replanned after them
+            agents.plan_length[i] = agents.plan.shape[1]
             wp.atomic_add(counters, chunk, C_PLANS_SEGMENTED, wp.int64(1))
-        events[i] = events[i] | EV_PLAN_FOUND
+        agents.event_bits[i] = agents.event_bits[i] | EV_PLAN_FOUND
         wp.atomic_add(counters, chunk, C_PLANS_MADE, wp.int64(1))
     elif st == ST_SATISFIED:
-        plan_length[i] = 0
+        agents.plan_length[i] = 0
         wp.atomic_add(counters, chunk, C_PLANS_SATISFIED, wp.int64(1))
     else:
-        plan_length[i] = 0
-        last_failure[i] = wp.int8(st)
-        g = goal[i]
+        agents.plan_length[i] = 0
+        agents.last_failure[i] = wp.int8(st)
+        g = agents.goal[i]
         if g >= 0:
-            cooldown_until[i, g] = tick[0] + wp.int64(cooldown_ticks)
-        goal[i] = -1
-        events[i] = events[i] | EV_PLAN_FAILED
+            agents.cooldown_until[i, g] = tick[0] + wp.int64(cooldown_ticks)
+        agents.goal[i] = -1
+        agents.event_bits[i] = agents.event_bits[i] | EV_PLAN_FAILED
         wp.atomic_add(counters, chunk, C_PLANS_FAILED, wp.int64(1))
-        wp.atomic_add(counters, chunk, C_FAILED_STATUS + st, wp.int64(1))
+        wp.atomic_add(counters, chunk, C_FAILED_BASE + st, wp.int64(1))
 
 
 @wp.kernel
-def begin_actions(
-    alive: wp.array(dtype=wp.bool),
-    goal: wp.array(dtype=wp.int32),
-    needs_plan: wp.array(dtype=wp.bool),
-    plan: wp.array2d(dtype=wp.int32),
-    plan_length: wp.array(dtype=wp.int32),
-    step: wp.array(dtype=wp.int32),
-    action: wp.array(dtype=wp.int32),
-    action_status: wp.array(dtype=wp.int8),
-    action_ticks: wp.array(dtype=wp.int32),
-    events: wp.array(dtype=wp.uint32),
-    counters: wp.array2d(dtype=wp.int64),
-    first: int,
-    chunk: int,
-):
+def begin_actions(agents: Agents, counters: wp.array2d(dtype=wp.int64), first: int, chunk: int):
     """Set each agent's current action (its plan's step, or -1); an action with no ticks behind it starts now."""
     i = wp.tid() + first
-    if not alive[i]:
-        action[i] = -1
+    if not agents.alive[i]:
+        agents.action[i] = -1
         return
     wp.atomic_add(counters, chunk, C_ALIVE, wp.int64(1))
     current = int(-1)
-    if goal[i] >= 0 and not needs_plan[i] and step[i] < plan_length[i]:
-        current = plan[i, step[i]]
-    if current != action[i]:
-        action[i] = current
-        action_ticks[i] = 0
+    s = agents.step[i]
+    if agents.goal[i] >= 0 and not agents.needs_plan[i] and s < agents.plan_length[i]:
+        current = agents.plan[i, s]
+    if current != agents.action[i]:
+        agents.action[i] = current
+        agents.action_ticks[i] = 0
     if current < 0:
         wp.atomic_add(counters, chunk, C_IDLE, wp.int64(1))
         return
-    action_status[i] = wp.int8(RUNNING)
-    if action_ticks[i] == 0:
-        events[i] = events[i] | EV_ACTION_STARTED
+    agents.action_status[i] = wp.int8(RUNNING)
+    if agents.action_ticks[i] == 0:
+        agents.event_bits[i] = agents.event_bits[i] | EV_ACTION_STARTED
         wp.atomic_add(counters, chunk, C_ACTIONS_STARTED, wp.int64(1))
 
 
 @wp.kernel
 def finish_actions(
-    states: wp.array2d(dtype=wp.uint64),
+    agents: Agents,
     tables: DomainTables,
     apply: int,
-    alive: wp.array(dtype=wp.bool),
-    plan: wp.array2d(dtype=wp.int32),
-    plan_length: wp.array(dtype=wp.int32),
-    step: wp.array(dtype=wp.int32),
-    action: wp.array(dtype=wp.int32),
-    action_status: wp.array(dtype=wp.int8),
-    action_ticks: wp.array(dtype=wp.int32),
     action_counts: wp.array2d(dtype=wp.int64),
-    events: wp.array(dtype=wp.uint32),
     counters: wp.array2d(dtype=wp.int64),
     first: int,
     chunk: int,
@@ -393,31 +310,32 @@ def finish_actions(
     """Close the tick's actions: DONE applies the action's effects and moves to the next step (which becomes the
     current action), FAILED stops the agent (validation replans it next tick), RUNNING counts a tick."""
     i = wp.tid() + first
-    a = action[i]
-    if not alive[i] or a < 0:
+    a = agents.action[i]
+    if not agents.alive[i] or a < 0:
         return
-    st = action_status[i]
+    st = agents.action_status[i]
     if st == wp.int8(DONE):
         if apply != 0:
+            states = agents.states
             apply_action(states, i, states, i, tables.eff_clear, tables.eff_set, tables.eff_steps, a)
-        s = step[i] + 1
-        step[i] = s
-        events[i] = events[i] | EV_ACTION_FINISHED
+        s = agents.step[i] + 1
+        agents.step[i] = s
+        agents.event_bits[i] = agents.event_bits[i] | EV_ACTION_FINISHED
         wp.atomic_add(counters, chunk, C_ACTIONS_DONE, wp.int64(1))
         wp.atomic_add(action_counts, chunk, a, wp.int64(1))
         nxt = int(-1)
-        if s < plan_length[i]:
-            nxt = plan[i, s]
-        action[i] = nxt
-        action_ticks[i] = 0
-        action_status[i] = wp.int8(RUNNING)
+        if s < agents.plan_length[i]:
+            nxt = agents.plan[i, s]
+        agents.action[i] = nxt
+        agents.action_ticks[i] = 0
+        agents.action_status[i] = wp.int8(RUNNING)
     elif st == wp.int8(FAILED):
-        events[i] = events[i] | EV_ACTION_FAILED
+        agents.event_bits[i] = agents.event_bits[i] | EV_ACTION_FAILED
         wp.atomic_add(counters, chunk, C_ACTIONS_FAILED, wp.int64(1))
-        action[i] = -1
-        action_ticks[i] = 0
+        agents.action[i] = -1
+        agents.action_ticks[i] = 0
     else:
-        action_ticks[i] = action_ticks[i] + 1
+        agents.action_ticks[i] = agents.action_ticks[i] + 1
 
 
 @wp.kernel
@@ -425,30 +343,22 @@ def advance_tick(tick: wp.array(dtype=wp.int64)):
     tick[0] = tick[0] + wp.int64(1)
 
 
+# --- input checks (a debug pass; each finds the lowest bad agent) ----------------------------------------------
 @wp.kernel
-def check_actions(
-    alive: wp.array(dtype=wp.bool),
-    action: wp.array(dtype=wp.int32),
-    action_status: wp.array(dtype=wp.int8),
-    n_actions: int,
-    first_bad: wp.array(dtype=wp.int32),
-    first: int,
-    chunk: int,
-):
-    """The lowest agent whose action index or action status is out of range (debug validation)."""
+def check_actions(agents: Agents, n_actions: int, first_bad: wp.array(dtype=wp.int32), first: int, chunk: int):
+    """The lowest agent whose action index or action status is out of range."""
     i = wp.tid() + first
-    if not alive[i]:
+    if not agents.alive[i]:
         return
-    a = action[i]
-    st = int(action_status[i])
-    if a < -1 or a >= n_actions or st < 0 or st > 2:
+    a = agents.action[i]
+    st = int(agents.action_status[i])
+    if a < -1 or a >= n_actions or st < RUNNING or st > FAILED:
         wp.atomic_min(first_bad, chunk, i)
 
 
 @wp.kernel
 def check_states(
-    alive: wp.array(dtype=wp.bool),
-    states: wp.array2d(dtype=wp.uint64),
+    agents: Agents,
     fact_word: wp.array(dtype=wp.int32),
     fact_shift: wp.array(dtype=wp.int32),
     fact_mask: wp.array(dtype=wp.uint64),
@@ -460,8 +370,9 @@ def check_states(
 ):
     """The lowest agent whose packed state holds a field above its range or bits outside every field."""
     i = wp.tid() + first
-    if not alive[i]:
+    if not agents.alive[i]:
         return
+    states = agents.states
     for w in range(states.shape[1]):
         if (states[i, w] & ~used_bits[w]) != wp.uint64(0):
             wp.atomic_min(first_bad, chunk, i)
@@ -476,103 +387,51 @@ def check_states(
 # --- commands and fact access (launched over an index list) ---------------------------------------------------
 @wp.kernel
 def read_fact_values(
-    states: wp.array2d(dtype=wp.uint64),
-    rows: wp.array(dtype=wp.int32),
-    word: int,
-    shift: int,
-    mask: wp.uint64,
-    lo: wp.int64,
+    agents: Agents, rows: wp.array(dtype=wp.int32), word: int, shift: int, mask: wp.uint64, lo: wp.int64,
     out: wp.array(dtype=wp.int64),
 ):
     t = wp.tid()
-    out[t] = wp.int64(read_field(states, rows[t], word, shift, mask)) + lo
+    out[t] = wp.int64(read_field(agents.states, rows[t], word, shift, mask)) + lo
 
 
 @wp.kernel
 def write_fact_values(
-    states: wp.array2d(dtype=wp.uint64),
-    rows: wp.array(dtype=wp.int32),
-    word: int,
-    shift: int,
-    mask: wp.uint64,
-    lo: wp.int64,
+    agents: Agents, rows: wp.array(dtype=wp.int32), word: int, shift: int, mask: wp.uint64, lo: wp.int64,
     values: wp.array(dtype=wp.int64),
 ):
     t = wp.tid()
-    write_field(states, rows[t], word, shift, mask, wp.uint64(values[t] - lo))
+    write_field(agents.states, rows[t], word, shift, mask, wp.uint64(values[t] - lo))
 
 
 @wp.kernel
-def replan_agents(
-    rows: wp.array(dtype=wp.int32),
-    cause: int,
-    alive: wp.array(dtype=wp.bool),
-    goal: wp.array(dtype=wp.int32),
-    plan_length: wp.array(dtype=wp.int32),
-    step: wp.array(dtype=wp.int32),
-    needs_plan: wp.array(dtype=wp.bool),
-    replan_cause: wp.array(dtype=wp.int8),
-    action: wp.array(dtype=wp.int32),
-    action_ticks: wp.array(dtype=wp.int32),
-    plan_level: wp.array(dtype=wp.int8),
-):
+def replan_agents(agents: Agents, rows: wp.array(dtype=wp.int32), cause: int):
     """Force a new plan next tick (the current one is dropped); agents without a goal pick one as usual."""
-    t = wp.tid()
-    i = rows[t]
-    if not alive[i]:
+    i = rows[wp.tid()]
+    if not agents.alive[i]:
         return
-    plan_length[i] = 0
-    plan_level[i] = wp.int8(0)
-    step[i] = 0
-    action[i] = -1
-    action_ticks[i] = 0
-    if goal[i] >= 0:
-        needs_plan[i] = True
-        replan_cause[i] = wp.int8(cause)
+    forget_plan(agents, i)
+    if agents.goal[i] >= 0:
+        agents.needs_plan[i] = True
+        agents.replan_cause[i] = wp.int8(cause)
 
 
 @wp.kernel
-def pin_goals(
-    rows: wp.array(dtype=wp.int32),
-    g: int,
-    pinned_goal: wp.array(dtype=wp.int32),
-):
-    t = wp.tid()
-    pinned_goal[rows[t]] = g
+def pin_goals(agents: Agents, rows: wp.array(dtype=wp.int32), g: int):
+    agents.pinned_goal[rows[wp.tid()]] = g
 
 
 @wp.kernel
-def set_alive(rows: wp.array(dtype=wp.int32), value: int, alive: wp.array(dtype=wp.bool)):
-    t = wp.tid()
-    alive[rows[t]] = value != 0
+def set_alive_rows(agents: Agents, rows: wp.array(dtype=wp.int32), value: int):
+    agents.alive[rows[wp.tid()]] = value != 0
 
 
 @wp.kernel
 def reset_rows(
+    agents: Agents,
     rows: wp.array(dtype=wp.int32),
     new_states: wp.array2d(dtype=wp.uint64),
     goal_priority: wp.array(dtype=wp.float32),
     action_cost: wp.array(dtype=wp.float64),
-    states: wp.array2d(dtype=wp.uint64),
-    priorities: wp.array2d(dtype=wp.float32),
-    costs: wp.array2d(dtype=wp.float32),
-    enabled: wp.array2d(dtype=wp.bool),
-    goal: wp.array(dtype=wp.int32),
-    pinned_goal: wp.array(dtype=wp.int32),
-    plan: wp.array2d(dtype=wp.int32),
-    plan_length: wp.array(dtype=wp.int32),
-    step: wp.array(dtype=wp.int32),
-    plan_status: wp.array(dtype=wp.int8),
-    plan_level: wp.array(dtype=wp.int8),
-    action: wp.array(dtype=wp.int32),
-    action_status: wp.array(dtype=wp.int8),
-    action_ticks: wp.array(dtype=wp.int32),
-    cooldown_until: wp.array2d(dtype=wp.int64),
-    waiting: wp.array(dtype=wp.int32),
-    needs_plan: wp.array(dtype=wp.bool),
-    replan_cause: wp.array(dtype=wp.int8),
-    last_failure: wp.array(dtype=wp.int8),
-    events: wp.array(dtype=wp.uint32),
 ):
     """An agent as new: the given state (row t, or row 0 for all), the domain's priorities, costs and enabled
     actions, and no goal, pin, plan, action, cooldown or event."""
@@ -581,42 +440,46 @@ def reset_rows(
     src = t
     if new_states.shape[0] == 1:
         src = 0
-    for w in range(states.shape[1]):
-        states[i, w] = new_states[src, w]
-    for g in range(priorities.shape[1]):
-        priorities[i, g] = goal_priority[g]
-        cooldown_until[i, g] = wp.int64(0)
-    for a in range(costs.shape[1]):
-        costs[i, a] = wp.float32(action_cost[a])
-        enabled[i, a] = True
-    for k in range(plan.shape[1]):
-        plan[i, k] = -1
-    goal[i] = -1
-    pinned_goal[i] = -1
-    plan_length[i] = 0
-    step[i] = 0
-    plan_status[i] = wp.int8(5)
-    plan_level[i] = wp.int8(0)
-    action[i] = -1
-    action_status[i] = wp.int8(RUNNING)
-    action_ticks[i] = 0
-    waiting[i] = 0
-    needs_plan[i] = False
-    replan_cause[i] = wp.int8(0)
-    last_failure[i] = wp.int8(-1)
-    events[i] = wp.uint32(0)
+    for w in range(agents.states.shape[1]):
+        agents.states[i, w] = new_states[src, w]
+    for g in range(agents.priorities.shape[1]):
+        agents.priorities[i, g] = goal_priority[g]
+        agents.cooldown_until[i, g] = wp.int64(0)
+    for a in range(agents.costs.shape[1]):
+        agents.costs[i, a] = wp.float32(action_cost[a])
+        agents.enabled[i, a] = True
+    for k in range(agents.plan.shape[1]):
+        agents.plan[i, k] = -1
+    agents.goal[i] = -1
+    agents.pinned_goal[i] = -1
+    agents.plan_length[i] = 0
+    agents.step[i] = 0
+    agents.plan_status[i] = wp.int8(ST_NOT_PLANNED)
+    agents.plan_level[i] = wp.int8(0)
+    agents.action[i] = -1
+    agents.action_status[i] = wp.int8(RUNNING)
+    agents.action_ticks[i] = 0
+    agents.waiting[i] = 0
+    agents.needs_plan[i] = False
+    agents.replan_cause[i] = wp.int8(0)
+    agents.last_failure[i] = wp.int8(-1)
+    agents.event_bits[i] = wp.uint32(0)
 
 
 @wp.kernel
-def event_mask(events: wp.array(dtype=wp.uint32), bit: wp.uint32, out: wp.array(dtype=wp.bool)):
+def event_mask(agents: Agents, bit: wp.uint32, out: wp.array(dtype=wp.bool)):
     i = wp.tid()
-    out[i] = (events[i] & bit) != wp.uint32(0)
+    out[i] = (agents.event_bits[i] & bit) != wp.uint32(0)
 
 
 @wp.kernel
-def goal_holds(
-    states: wp.array2d(dtype=wp.uint64), gt: GoalTables, goal: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.bool)
-):
+def goal_holds(agents: Agents, gt: GoalTables, out: wp.array(dtype=wp.bool)):
     i = wp.tid()
-    g = goal[i]
-    out[i] = g >= 0 and goal_satisfied(states, i, gt.mask, gt.value, gt.ints, g)
+    g = agents.goal[i]
+    out[i] = g >= 0 and goal_satisfied(agents.states, i, gt.mask, gt.value, gt.ints, g)
+
+
+@wp.kernel
+def copy_scores(src: wp.array2d(dtype=wp.float32), dst: wp.array2d(dtype=wp.float32)):
+    i, g = wp.tid()
+    dst[i, g] = src[i, g]

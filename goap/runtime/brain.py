@@ -1,0 +1,217 @@
+"""`Brain`: the wiring of the agents' arrays, the planner, the launcher and the world; its concerns are mixins.
+
+=========================  ==================================================================================
+mixin                      what it does
+=========================  ==================================================================================
+`goap.runtime.pipeline`    the tick: its steps, capture and replay, timing, counters, the grouping choice
+`goap.runtime.commands`    commands and lifecycle: replan, set_goal / clear_goal, reset_agents, spawn, despawn,
+                           on_plan
+`goap.runtime.facts`       fact access: fact_slot, read_fact, write_fact
+`goap.runtime.snapshots`   get_state, state_hash, snapshot, restore (checked before anything changes)
+`goap.runtime.inspection`  events, outcome logging, current_goal_satisfied, agent_plan, summary, input checks
+=========================  ==================================================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter, OrderedDict
+from typing import Any
+
+import numpy as np
+
+from goap.codes import COUNTERS
+from goap.domain import Domain
+from goap.encoding import DomainTables, encode
+from goap.metrics import RunningSeries
+from goap.planners import PlanBatch, make_planner
+from goap.planners.base import DEFAULT_MAX_NODES
+from goap.runtime.commands import Commands
+from goap.runtime.config import BrainConfig, Setting
+from goap.runtime.facts import Facts
+from goap.runtime.inspection import BrainError, Events, Inspection
+from goap.runtime.pipeline import STAGES, Pipeline, require_capturable
+from goap.runtime.snapshots import Snapshots
+from goap.state import FIELD_NAMES, AgentArrays
+from goap.world import World
+
+
+class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
+    """The agents' minds: one struct of Warp arrays of N rows (see `goap.state`), and the tick over them.
+
+    Args:
+        domain: the planning domain (or its tables).
+        n_agents: N, the capacity: rows allocated once.
+        world: the `goap.world.World` that senses and acts; None for a brain the game drives by hand.
+        config: the settings (`goap.runtime.config.BrainConfig`); default settings when None.
+        **settings: settings by name, over ``config`` (``Brain(d, 100, plan_budget=10, capture=True)``).
+
+    The per-agent arrays are ``brain.states``, ``brain.goal``, ... (`goap.state`); ``brain.agents`` is the
+    same arrays as one `goap.kernels.agents.Agents` struct for kernels; ``brain.launcher`` launches on the brain's
+    device (`goap.launch.Launcher`); ``brain.clock`` is the tick number in an int64 [1] device array (tick k reads
+    k), for kernels that need the time without a per-tick scalar.
+    """
+
+    plan_budget = Setting()
+    cooldown_ticks = Setting()
+    goal_hysteresis = Setting()
+    goal_scorer = Setting()
+    apply_effects = Setting()
+    check_inputs = Setting()
+    search_nodes_per_tick = Setting()
+    stage_timing = Setting()
+    capture = Setting()
+    seed = Setting()
+
+    def __init__(self, domain: Domain | DomainTables, n_agents: int, world: World | None = None, *,
+                 config: BrainConfig | None = None, **settings: Any):
+        if not isinstance(n_agents, int | np.integer) or isinstance(n_agents, bool) or n_agents < 0:
+            raise ValueError(f"n_agents must be an integer >= 0, got {n_agents!r}")
+        names = {f.name for f in dataclasses.fields(BrainConfig)}
+        unknown = sorted(set(settings) - names)
+        if unknown:
+            raise TypeError(f"Brain() got an unknown setting '{unknown[0]}'; settings are {', '.join(sorted(names))}")
+        cfg = dataclasses.replace(config or BrainConfig(), **settings)
+        cfg.check(int(n_agents))
+        if cfg.search_nodes_per_tick is None:
+            pass  # set below from the planner's first pool
+        object.__setattr__(self, "config", cfg)
+        if cfg.capture:
+            require_capturable(world)
+        from goap.kernels import init_warp
+
+        wp = self._wp = init_warp()
+        from goap.kernels import semantics, tick
+        from goap.kernels.agents import make_agents
+        from goap.launch import Launcher
+
+        self._kernels = tick
+        self.tables = domain if isinstance(domain, DomainTables) else encode(domain)
+        self.domain = self.tables.domain
+        try:
+            self.device = wp.get_device(cfg.device)
+        except (ValueError, RuntimeError) as e:
+            raise ValueError(f"unknown or unavailable Warp device {cfg.device!r}: {e}") from None
+        self.world = world
+        self.n_agents = N = int(n_agents)
+        self.planner = self._make_planner(cfg)
+        self._dedupe_auto = cfg.dedupe == "auto" and hasattr(self.planner, "inner") and hasattr(self.planner,
+                                                                                                  "counters")
+        self._dedupe_on, self._dedupe_probe_at, self._dedupe_seen = True, 0, (0, 0)
+        load = getattr(self.planner, "load", None)
+        if callable(load):
+            load()  # compile or load the planner's modules here, before its worker threads first launch them
+        if cfg.search_nodes_per_tick is None:
+            cfg.search_nodes_per_tick = 64 * int(getattr(self.planner, "max_nodes", DEFAULT_MAX_NODES))
+        self.outcomes = None
+        self._plan_hooks: list[Any] = []
+        A, G = self.tables.n_actions, self.tables.goals.n_goals
+        L = int(self.planner.max_plan_length)
+        self._n_levels = int(getattr(self.planner, "n_levels", 1))
+
+        self._default_state = self.tables.pack(self.domain.default_state())
+        alive = np.zeros(N, dtype=bool)
+        alive[: N if cfg.n_alive is None else cfg.n_alive] = True
+        self.arrays = AgentArrays(
+            N, {"W": self.tables.n_words, "G": G, "A": A, "L": L}, self.device,
+            fills={
+                "states": self._default_state,
+                "priorities": self.tables.goals.priority.astype(np.float32),
+                "costs": self.tables.cost.astype(np.float32),
+                "alive": alive,
+            },
+        )
+        self.agents = make_agents(self.arrays)
+        self.launcher = Launcher(self.device, cfg.cpu_threads)
+        self._tables_d = semantics.to_device(self.tables, semantics.DomainTables, self.device)
+        dev = self.device
+        self._tick = wp.zeros(1, dtype=wp.int64, device=dev)
+        self.clock = self._tick
+        rows = self.launcher.threads  # one counter row per CPU chunk: no two threads add to one cell
+        self._counters = wp.zeros((rows, len(COUNTERS)), dtype=wp.int64, device=dev)
+        self._action_counts = wp.zeros((rows, max(1, A)), dtype=wp.int64, device=dev)
+        self._first_bad = wp.full(rows, 2**31 - 1, dtype=wp.int32, device=dev)
+        self._flag = wp.zeros(max(1, N), dtype=wp.int32, device=dev)
+        self._pos = wp.zeros(max(1, N), dtype=wp.int32, device=dev)
+        self._q_key = wp.zeros(max(2, 2 * N), dtype=wp.float32, device=dev)
+        self._q_wait = wp.zeros(max(2, 2 * N), dtype=wp.int32, device=dev)
+        self._q_ids = wp.zeros(max(2, 2 * N), dtype=wp.int32, device=dev)
+        self._q_count = wp.zeros(3, dtype=wp.int32, device=dev)  # requests, planned, order flag
+        self._q_planned = self._q_count[1:2]
+        self._q_order = self._q_count[2:3]
+        self._q_count_view = self._q_count.numpy() if dev.is_cpu else None  # zero-copy on the CPU
+        self._ids_views: dict[int, Any] = {}
+        self._scores = wp.zeros((max(1, N), max(1, G)), dtype=wp.float32, device=dev)
+        self._layout_d = self._layout_arrays()
+        self._batch = PlanBatch(
+            status=self.arrays.plan_status, cost=self.arrays.plan_cost, length=self.arrays.plan_length,
+            actions=self.arrays.plan, expanded=self.arrays.expanded, level=self.arrays.plan_level,
+        )
+        self._device_planner = _writes_device_batch(self.planner, self.device)
+        self._host_batch = None if self._device_planner else PlanBatch.empty(N, L)
+        self._open_row = np.full(N, -1, dtype=np.int64)  # outcome rows (opt-in host logging only)
+        self._open_tick = np.zeros(N, dtype=np.int64)
+        self.events = Events(self)
+        self.tick_count = 0
+        self.counters: Counter[str] = Counter()
+        self.stage_stats = {s: RunningSeries() for s in (*STAGES, "search", "total")}
+        self._search_ms = 0.0
+        self.idle_series = RunningSeries()
+        self._graph_cache: OrderedDict[tuple, dict[int, Any]] = OrderedDict()
+        self.graph_captures = 0
+        self._warm = False
+        if world is not None:
+            world.reset(self, cfg.seed)
+
+    def _make_planner(self, cfg: BrainConfig) -> Any:
+        options: dict[str, Any] = dict(cfg.planner_options or {})
+        if cfg.max_nodes is not None:
+            options["max_nodes"] = cfg.max_nodes
+        if cfg.max_plan_length is not None:
+            options["max_plan_length"] = cfg.max_plan_length
+        if cfg.planner != "reference":
+            options.setdefault("device", str(self.device))
+            first_pool = int(options.get("max_nodes", DEFAULT_MAX_NODES))
+            options.setdefault("node_ceiling", 512 * first_pool)
+            options.setdefault("dedupe", bool(cfg.dedupe))
+            options.setdefault("plan_cache", int(cfg.plan_cache))
+        elif cfg.plan_cache:
+            raise ValueError("plan_cache needs a Warp planner (the reference planner plans on the host)")
+        return make_planner(cfg.planner, self.tables, **options)
+
+    def close(self) -> None:
+        """Release the planner's resources and the captured graphs; the arrays stay readable."""
+        self.drop_graphs()
+        close = getattr(self.planner, "close", None)
+        if callable(close):
+            close()
+
+    # --- the per-agent arrays ----------------------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        if name in FIELD_NAMES and "arrays" in self.__dict__:
+            return getattr(self.__dict__["arrays"], name)
+        raise AttributeError(f"'Brain' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in FIELD_NAMES:
+            raise AttributeError(f"brain.{name} is allocated once; write into it (e.g. brain.{name}.numpy()[...] = x)")
+        super().__setattr__(name, value)
+
+    @property
+    def n_alive(self) -> int:
+        return int(self.arrays.alive.numpy().sum())
+
+
+def _writes_device_batch(planner: Any, device: Any) -> bool:
+    """Whether the planner takes device arrays and writes results into them in place (``count`` in its plan)."""
+    import inspect
+
+    if getattr(planner, "device", None) != device:
+        return False
+    try:
+        return "count" in inspect.signature(planner.plan).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+__all__ = ["Brain", "BrainError"]

@@ -1,0 +1,76 @@
+"""Fact access of a `goap.runtime.Brain`: where a fact lives, and reading and writing it for chosen agents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class FactSlot:
+    """Where one fact lives in a packed state, for a game's own kernels (`goap.kernels.semantics.read_field`)."""
+
+    index: int
+    word: int
+    shift: int
+    mask: int  # before shifting
+    min: int
+    max: int
+
+
+class Facts:
+    """A mixin of `goap.runtime.Brain` (its wiring is in `goap.runtime.brain`)."""
+
+    def fact_slot(self, name: str) -> FactSlot:
+        """Where fact ``name`` lives in the packed state (word, shift, mask, min, max)."""
+        try:
+            f = self.domain.fact_index(name)
+        except (KeyError, ValueError):
+            raise ValueError(f"unknown fact '{name}'") from None
+        L, fact = self.tables.layout, self.domain.facts[f]
+        return FactSlot(f, int(L.word[f]), int(L.shift[f]), L.field_mask(f), int(fact.min), int(fact.max))
+
+    def read_fact(self, name: str, agents: Any = None) -> Any:
+        """The values of fact ``name`` (int64; bools 0/1, enums their label index) as a device array."""
+        wp, slot = self._wp, self.fact_slot(name)
+        rows = self._rows(agents)
+        out = wp.zeros(max(1, rows.shape[0]), dtype=wp.int64, device=self.device)
+        self.launcher.launch(self._kernels.read_fact_values, rows.shape[0], [
+            self.agents, rows, slot.word, slot.shift, wp.uint64(slot.mask), wp.int64(slot.min), out,
+        ], record=False)
+        return out[: rows.shape[0]] if rows.shape[0] else wp.zeros(0, dtype=wp.int64, device=self.device)
+
+    def write_fact(self, name: str, values: Any, agents: Any = None) -> None:
+        """Write fact ``name`` for all (or the given) agents: one value, or one per agent (ints, bools, enum
+        labels, or an int64 device array). Values out of the fact's range are refused, naming the first."""
+        wp, slot = self._wp, self.fact_slot(name)
+        rows = self._rows(agents)
+        k = rows.shape[0]
+        fact = self.domain.facts[slot.index]
+        if isinstance(values, wp.array):
+            if values.dtype != wp.int64 or tuple(values.shape) != (k,):
+                raise ValueError(f"values for '{name}' must be an int64 Warp array of shape ({k},)")
+            vals = values
+            if self.check_inputs:
+                _check_range(name, fact, values.numpy())
+        else:
+            host = np.asarray(values)
+            if host.dtype.kind in "US" or host.dtype == object:
+                host = np.vectorize(lambda v: fact.parse_value(v, "value"), otypes=[np.int64])(host)
+            host = np.broadcast_to(host.astype(np.int64), (k,)) if host.ndim == 0 else host.astype(np.int64)
+            if host.shape != (k,):
+                raise ValueError(f"{len(host)} values for '{name}' given for {k} agents")
+            _check_range(name, fact, host)
+            vals = wp.array(np.ascontiguousarray(host), dtype=wp.int64, device=self.device)
+        self.launcher.launch(self._kernels.write_fact_values, k, [
+            self.agents, rows, slot.word, slot.shift, wp.uint64(slot.mask), wp.int64(slot.min), vals,
+        ], record=False)
+
+
+def _check_range(name: str, fact: Any, values: np.ndarray) -> None:
+    bad = (values < fact.min) | (values > fact.max)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"value {int(values[i])} (item {i}) of fact '{name}' is out of range {fact.min}..{fact.max}")

@@ -1,0 +1,181 @@
+"""Inspection of a `goap.runtime.Brain`: events, outcome logging, summaries, and the input checks.
+
+Everything here runs on the host between ticks, or as a host step of the tick (the input checks and outcome
+logging read a few values back; a captured tick is split around them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from goap.codes import EVENTS, ActionStatus, Status, event_bit
+from goap.encoding import fingerprint
+from goap.outcomes import OutcomeLog
+
+
+class BrainError(ValueError):
+    """Input from the game or the world that the brain cannot use (a bad action status, an out-of-range fact)."""
+
+
+class Events:
+    """The last tick's events as per-agent masks on the device (`goap.codes.EVENTS` names them)."""
+
+    def __init__(self, brain: Any):
+        self._brain = brain
+
+    @property
+    def bits(self) -> Any:
+        """uint32 [N]: every event of each agent, bit k for ``EVENTS[k]``."""
+        return self._brain.arrays.event_bits
+
+    def mask(self, name: str) -> Any:
+        """bool [N] on the device: the agents that had event ``name`` last tick."""
+        b = self._brain
+        wp = b._wp
+        out = wp.zeros(b.n_agents, dtype=wp.bool, device=b.device)
+        b.launcher.launch(b._kernels.event_mask, b.n_agents, [b.agents, wp.uint32(event_bit(name)), out],
+                          record=False)
+        return out
+
+    def agents(self, name: str) -> np.ndarray:
+        """Host indices of the agents that had event ``name`` last tick."""
+        return np.flatnonzero(self.bits.numpy() & np.uint32(event_bit(name)))
+
+    def count(self, name: str) -> int:
+        return len(self.agents(name))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in EVENTS:
+            return self.mask(name)
+        raise AttributeError(f"no event '{name}'; events are {', '.join(EVENTS)}")
+
+
+class Inspection:
+    """A mixin of `goap.runtime.Brain` (its wiring is in `goap.runtime.brain`)."""
+
+    @property
+    def action_counts(self) -> dict[str, int]:
+        """Times each action was completed (DONE), by action name."""
+        counts = self._action_counts.numpy().sum(axis=0)
+        return {a.name: int(counts[i]) for i, a in enumerate(self.domain.actions)}
+
+    def current_goal_satisfied(self) -> np.ndarray:
+        """Host bool [N]: whether each agent's current goal holds now (False without a goal)."""
+        wp = self._wp
+        out = wp.zeros(max(1, self.n_agents), dtype=wp.bool, device=self.device)
+        self.launcher.launch(self._kernels.goal_holds, self.n_agents, [self.agents, self._tables_d.goals, out],
+                             record=False)
+        return out.numpy()[: self.n_agents]
+
+    def agent_plan(self, i: int) -> list[str]:
+        plan, length = self.arrays.plan.numpy()[i], int(self.arrays.plan_length.numpy()[i])
+        return [self.domain.actions[a].name for a in plan[:length]]
+
+    def summary(self, warmup: int = 0) -> dict[str, Any]:
+        """Per-stage ms (mean, p95) after ``warmup`` ticks, ms per tick, idle fraction, counters, actions done.
+
+        ``search`` is the part of the plan stage spent inside the planner; the rest of the tick is the engine's
+        own bookkeeping and the world. ``graph`` says whether the tick was captured, and how many graphs were.
+        """
+        from goap.runtime.pipeline import STAGES
+
+        return {
+            "ticks": self.tick_count,
+            "ms_per_tick": self.stage_stats["total"].summary(warmup),
+            "stages": {s: self.stage_stats[s].summary(warmup) for s in STAGES},
+            "search": self.stage_stats["search"].summary(warmup),
+            "idle_fraction": self.idle_series.summary(warmup)["mean"],
+            "planner": self.planner.stats() if callable(getattr(self.planner, "stats", None)) else {},
+            "counters": dict(self.counters),
+            "action_counts": self.action_counts,
+            "graph": {"capture": self.config.capture, "captures": self.graph_captures},
+            "host_bytes_per_tick": self.host_bytes_per_tick,
+        }
+
+    # --- outcome logging (opt-in; host work over the planned agents) ------------------------------------------
+    def record_outcomes(self, log: OutcomeLog | None = None) -> OutcomeLog:
+        """Log every planning call from now on (see `goap.outcomes`); returns the log, also ``self.outcomes``."""
+        self.outcomes = log if log is not None else OutcomeLog.for_domain(self.domain, self.tables.n_words)
+        if self.outcomes.fingerprint != fingerprint(self.domain):
+            raise ValueError(f"outcome log is of domain '{self.outcomes.domain_name}', not '{self.domain.name}'")
+        self._open_row[:] = -1
+        return self.outcomes
+
+    def _open_outcomes(self) -> None:
+        planned = self._q_ids.numpy()[: int(self._q_count.numpy()[1])] if self.n_agents else np.zeros(0, np.int32)
+        if not len(planned):
+            return
+        log, a = self.outcomes, self.arrays
+        stale = planned[self._open_row[planned] >= 0]  # replanned before reaching its goal: that plan failed
+        log.update(self._open_row[stale], achieved=0)
+        status = a.plan_status.numpy()[planned]
+        goal = a.goal.numpy()[planned]
+        achieved = np.where(status == Status.SATISFIED, 1, np.where(status == Status.OK, -1, 0))
+        rows = log.add({
+            "states": a.states.numpy()[planned], "tick": np.full(len(planned), self.tick_count),
+            "goal": goal, "status": status, "cost": a.plan_cost.numpy()[planned],
+            "length": a.plan_length.numpy()[planned], "expanded": a.expanded.numpy()[planned], "achieved": achieved,
+            "ticks_to_goal": np.where(status == Status.SATISFIED, 0, -1),
+            "reward": a.priorities.numpy()[planned, np.maximum(goal, 0)],
+        })
+        self._open_row[planned] = np.where(status == Status.OK, rows, -1)
+        self._open_tick[planned] = self.tick_count
+
+    def _close_outcomes(self) -> None:
+        bits = self.arrays.event_bits.numpy()
+        achieved = (bits & np.uint32(event_bit("goal_achieved"))) != 0
+        changed = (bits & np.uint32(event_bit("goal_changed"))) != 0
+        open_ = self._open_row >= 0
+        done = np.flatnonzero(open_ & achieved)
+        self.outcomes.update(self._open_row[done], achieved=1, ticks_to_goal=self.tick_count - self._open_tick[done])
+        dropped = np.flatnonzero(open_ & changed & ~achieved)
+        self.outcomes.update(self._open_row[dropped], achieved=0)
+        self._open_row[done] = -1
+        self._open_row[dropped] = -1
+
+    # --- input checks (a debug pass the game may turn off) ------------------------------------------------------
+    def _first_bad_agent(self, kernel: Any, inputs: list[Any]) -> int:
+        self._first_bad.fill_(2**31 - 1)
+        self.launcher.launch_rows(kernel, self.n_agents, [self.agents, *inputs, self._first_bad])
+        bad = int(self._first_bad.numpy().min())
+        return -1 if bad == 2**31 - 1 else bad
+
+    def _check_actions(self) -> None:
+        bad = self._first_bad_agent(self._kernels.check_actions, [self.tables.n_actions])
+        if bad >= 0:
+            a = self.arrays
+            act, st = int(a.action.numpy()[bad]), int(a.action_status.numpy()[bad])
+            names = ", ".join(f"{s.name}={int(s)}" for s in ActionStatus)
+            raise BrainError(f"agent {bad}: action {act} with action_status {st} (actions are -1.."
+                             f"{self.tables.n_actions - 1}; statuses {names})")
+
+    def _check_states(self, when: str) -> None:
+        bad = self._first_bad_agent(self._kernels.check_states, list(self._layout_d))
+        if bad >= 0:
+            raise BrainError(f"agent {bad}: packed state {when} is invalid: {self._state_problem(bad)}")
+
+    def _layout_arrays(self) -> tuple[Any, ...]:
+        """What `check_states` needs: the facts whose field can hold a value above their range (a field of w bits
+        holding a range that is not a power of two; bools and full-width ints cannot be out of range), and the
+        bits of each word that some fact uses."""
+        wp, L = self._wp, self.tables.layout
+        mask = L.mask
+        hi = np.array([f.max - f.min for f in self.domain.facts], dtype=np.uint64)
+        used = np.zeros(self.tables.n_words, dtype=np.uint64)
+        for f in range(len(self.domain.facts)):
+            used[L.word[f]] |= np.uint64(int(mask[f]) << int(L.shift[f]))
+        can_overflow = np.flatnonzero(hi < mask) if len(hi) else np.zeros(0, np.int64)
+
+        def arr(x: np.ndarray, dtype: Any) -> Any:
+            x = np.ascontiguousarray(x)
+            return wp.array(x if len(x) else np.zeros(1, x.dtype), dtype=dtype, device=self.device)
+
+        word = L.word.astype(np.int32)[can_overflow]
+        return (arr(word, wp.int32) if len(word) else wp.zeros(0, dtype=wp.int32, device=self.device),
+                arr(L.shift.astype(np.int32)[can_overflow], wp.int32), arr(mask[can_overflow], wp.uint64),
+                arr(hi[can_overflow], wp.uint64), arr(used, wp.uint64))
+
+    def _state_problem(self, i: int) -> str:
+        return self.tables.state_problem(self.arrays.states.numpy()[i])
