@@ -9,6 +9,9 @@ agents have a fact drift each tick, 2% of actions fail) measures the engine's ow
 ``engine_ms`` is the whole tick less the time inside the planner (``search``). Targets on a 2-core CPU:
 engine_ms <= 1 ms at 10,000 agents and <= 10 ms at 100,000; resident memory flat over 10,000 ticks.
 Steady state: the first --warmup ticks are left out; mean and p95 (and the median of the per-tick engine time).
+Plain and captured brains (``--modes plain,captured``) are ticked in turns in the same run, and the JSON says
+whether they ended in the same state. The brain's input checks are off unless ``--check-inputs`` (release
+settings: the checks split a captured tick and read back to the host).
 """
 
 from __future__ import annotations
@@ -43,20 +46,37 @@ def rss_mib() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def run(args: argparse.Namespace, n: int) -> dict:
-    world = make_world(args.world)
+def run(args: argparse.Namespace, n: int) -> list[dict]:
+    """The plain and the captured brain of the same world and seed, ticked in turns (so a drifting machine load
+    falls on both alike); one row each, and whether they ended in the same state."""
+    modes = [m for m in args.modes.split(",") if m]
     budget = args.plan_budget or max(1, n // 10)
-    brain = Brain(world.domain, n, world=world, device=args.device, plan_budget=budget, seed=1)
-    engine = []
-    t0 = time.perf_counter()
+    brains, worlds = {}, {}
+    for mode in modes:
+        worlds[mode] = make_world(args.world)
+        brains[mode] = Brain(worlds[mode].domain, n, world=worlds[mode], device=args.device, plan_budget=budget,
+                             seed=1, capture=mode == "captured", check_inputs=args.check_inputs)
+    engine: dict[str, list[float]] = {m: [] for m in modes}
+    wall = dict.fromkeys(modes, 0.0)
     for _ in range(args.ticks):
-        brain.tick()
-        engine.append(brain.stage_stats["total"].last - brain.stage_stats["search"].last)
-    wall = time.perf_counter() - t0
+        for mode in modes:
+            brain = brains[mode]
+            t0 = time.perf_counter()
+            brain.tick()
+            wall[mode] += time.perf_counter() - t0
+            engine[mode].append(brain.stage_stats["total"].last - brain.stage_stats["search"].last)
+    hashes = {m: b.state_hash() for m, b in brains.items()}
+    same = len(set(hashes.values())) == 1
+    return [dict(row(args, n, budget, brains[m], worlds[m], engine[m], wall[m]), mode=m, same_state=same)
+            for m in modes]
+
+
+def row(args, n, budget, brain, world, engine, wall) -> dict:
     s = brain.summary(warmup=args.warmup)
     steady = sorted(engine[args.warmup:])
     return {
         "agents": n, "plan_budget": budget, "ticks": args.ticks, "warmup": args.warmup, "wall_seconds": wall,
+        "host_bytes_per_tick": brain.host_bytes_per_tick,
         "ms_per_tick": s["ms_per_tick"], "stages": s["stages"], "search": s["search"],
         "engine_ms": {"mean": s["ms_per_tick"]["mean"] - s["search"]["mean"],
                       "median": steady[len(steady) // 2] if steady else 0.0},
@@ -88,6 +108,8 @@ def main() -> None:
     ap.add_argument("--plan-budget", type=int, default=None, help="default: a tenth of the agents per tick")
     ap.add_argument("--memory-ticks", type=int, default=0, help="also run this many ticks and report resident memory")
     ap.add_argument("--memory-agents", type=int, default=1000)
+    ap.add_argument("--modes", default="plain,captured", help="plain, captured, or both (ticked in turns)")
+    ap.add_argument("--check-inputs", action="store_true", help="keep the brain's input checks on (default off)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     if args.memory_ticks and args.memory_ticks < 2000:
@@ -95,14 +117,15 @@ def main() -> None:
     out = Path(args.out or ROOT / f"benchmarks/results/tick_{args.world.replace(':', '_')}.json")
 
     rows = []
-    print(f"{'agents':>8s} {'ms/tick':>8s} {'p95':>8s} {'engine':>8s} {'search':>8s} "
-          + " ".join(f"{s:>8s}" for s in STAGES))
+    print(f"{'agents':>8s} {'mode':>9s} {'ms/tick':>8s} {'p95':>8s} {'engine':>8s} {'eng.med':>8s} {'search':>8s} "
+          + " ".join(f"{s:>8s}" for s in STAGES) + "  same state")
     for n in (int(x) for x in args.agents.split(",")):
-        row = run(args, n)
-        rows.append(row)
-        print(f"{n:>8d} {row['ms_per_tick']['mean']:>8.2f} {row['ms_per_tick']['p95']:>8.2f} "
-              f"{row['engine_ms']['mean']:>8.2f} {row['search']['mean']:>8.2f} "
-              + " ".join(f"{row['stages'][st]['mean']:>8.2f}" for st in STAGES), flush=True)
+        for r in run(args, n):
+            rows.append(r)
+            print(f"{n:>8d} {r['mode']:>9s} {r['ms_per_tick']['mean']:>8.2f} {r['ms_per_tick']['p95']:>8.2f} "
+                  f"{r['engine_ms']['mean']:>8.2f} {r['engine_ms']['median']:>8.2f} {r['search']['mean']:>8.2f} "
+                  + " ".join(f"{r['stages'][st]['mean']:>8.2f}" for st in STAGES) + f"  {r['same_state']}",
+                  flush=True)
     result = {"benchmark": "tick", "world": args.world, "device": args.device,
               "machine": {"cpus": os.cpu_count(), "platform": platform.platform()}, "rows": rows}
     if args.memory_ticks:

@@ -2,9 +2,11 @@
 
 Villagers get hungry; food grows in a field some distance from home. The world's kernels make them hungrier,
 walk them, report when actions finish and tell the planner how far the field is (a per-agent action cost).
-The game loop reads one fact by name, reacts to events, and interrupts a few agents, as a game would.
+The game loop reads one fact by name, reacts to events, and interrupts a few agents, as a game would. The world's
+kernels take the agents as one struct (``agents: Agents``) and launch through ``brain.launcher``; nothing in them
+reads the host, so ``--capture`` records the whole tick as graphs (on the CPU as on a GPU) and replays them.
 
-    python examples/embed_minimal.py --agents 2000 --ticks 120 --device cpu
+    python examples/embed_minimal.py --agents 2000 --ticks 120 --device cpu [--capture]
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import numpy as np
 import warp as wp
 
 from goap import DomainBuilder
+from goap.kernels.agents import Agents
 from goap.kernels.semantics import read_field, write_field
 from goap.runtime import Brain
+from goap.world import DONE
 
 DOMAIN = (
     DomainBuilder("hungry")
@@ -35,66 +39,68 @@ WALK_TO, WALK_HOME, FED = 0, 1, 0  # indices in DOMAIN
 
 
 @wp.kernel
-def sense(states: wp.array2d(dtype=wp.uint64), tick: int, word: int, shift: int, mask: wp.uint64,
-          distance: wp.array(dtype=wp.float32), costs: wp.array2d(dtype=wp.float32),
-          priorities: wp.array2d(dtype=wp.float32)):
+def sense(agents: Agents, clock: wp.array(dtype=wp.int64), word: int, shift: int, mask: wp.uint64,
+          distance: wp.array(dtype=wp.float32)):
     i = wp.tid()
-    hunger = read_field(states, i, word, shift, mask)  # encoded: hunger - 0
-    if tick % 20 == 0 and hunger < wp.uint64(3):  # everyone gets hungrier every 20 ticks
+    if not agents.alive[i]:
+        return
+    hunger = read_field(agents.states, i, word, shift, mask)  # encoded: hunger - 0
+    if clock[0] % wp.int64(20) == wp.int64(19) and hunger < wp.uint64(3):  # hungrier every 20 ticks
         hunger = hunger + wp.uint64(1)
-        write_field(states, i, word, shift, mask, hunger)
-    costs[i, WALK_TO] = distance[i]  # far fields make walking expensive
-    costs[i, WALK_HOME] = distance[i]
-    priorities[i, FED] = 4.0 * float(hunger)
+        write_field(agents.states, i, word, shift, mask, hunger)
+    agents.costs[i, WALK_TO] = distance[i]  # far fields make walking expensive
+    agents.costs[i, WALK_HOME] = distance[i]
+    agents.priorities[i, FED] = 4.0 * float(hunger)
 
 
 @wp.kernel
-def act(action: wp.array(dtype=wp.int32), action_ticks: wp.array(dtype=wp.int32),
-        distance: wp.array(dtype=wp.float32), status: wp.array(dtype=wp.int8)):
+def act(agents: Agents, distance: wp.array(dtype=wp.float32)):
     i = wp.tid()
-    a = action[i]
+    a = agents.action[i]
     if a < 0:
         return
     if a == WALK_TO or a == WALK_HOME:
-        if float(action_ticks[i] + 1) >= distance[i]:
-            status[i] = wp.int8(1)  # DONE: arrived
+        if float(agents.action_ticks[i] + 1) >= distance[i]:
+            agents.action_status[i] = wp.int8(DONE)  # arrived
     else:
-        status[i] = wp.int8(1)  # harvesting and eating take one tick
+        agents.action_status[i] = wp.int8(DONE)  # harvesting and eating take one tick
 
 
 class HungryWorld:
+    """Two kernels over ``brain.agents`` (every per-agent array as one struct) and one array of its own. It reads
+    the tick from ``brain.clock`` (a device array), so its launches can be captured into the brain's graphs."""
+
     name = "hungry"
     domain = DOMAIN
     sensed_facts = ("hunger",)
-    capturable = False  # sense passes the tick number as an argument
+    capturable = True  # sense and act only launch kernels
 
     def reset(self, brain: Brain, seed: int) -> None:
         rng = np.random.default_rng(seed)
         self.distance = wp.array(rng.uniform(2, 10, brain.n_agents).astype(np.float32), device=brain.device)
         self.hunger = brain.fact_slot("hunger")
-        self.ticks = 0
 
     def sense(self, brain: Brain) -> None:
-        self.ticks += 1
         s = self.hunger
-        wp.launch(sense, brain.n_agents, [brain.states, self.ticks, s.word, s.shift, wp.uint64(s.mask),
-                                          self.distance, brain.costs, brain.priorities], device=brain.device)
+        brain.launcher.launch(sense, brain.n_agents, [brain.agents, brain.clock, s.word, s.shift,
+                                                      wp.uint64(s.mask), self.distance])
 
     def act(self, brain: Brain, dt: float) -> None:
-        wp.launch(act, brain.n_agents, [brain.action, brain.action_ticks, self.distance, brain.action_status],
-                  device=brain.device)
+        brain.launcher.launch(act, brain.n_agents, [brain.agents, self.distance])
 
     def score(self) -> dict[str, float]:
-        return {"ticks": self.ticks}
+        return {}
 
     def get_state(self) -> dict[str, np.ndarray]:
-        return {"distance": self.distance.numpy().copy(), "ticks": np.array(self.ticks)}
+        return {"distance": self.distance.numpy().copy()}
 
     def set_state(self, arrays: dict) -> None:
-        if arrays["distance"].shape != tuple(self.distance.shape):
-            raise ValueError("field 'distance' has the wrong shape")
-        self.distance.assign(arrays["distance"])
-        self.ticks = int(arrays["ticks"])
+        d = arrays.get("distance")
+        if not isinstance(d, np.ndarray) or d.shape != tuple(self.distance.shape) or d.dtype != np.float32:
+            raise ValueError("field 'distance' must be float32 of the brain's size")
+        if not np.isfinite(d).all() or (d <= 0).any():
+            raise ValueError("field 'distance' must hold finite distances > 0")
+        self.distance.assign(d)
 
 
 def main() -> None:
@@ -102,9 +108,11 @@ def main() -> None:
     ap.add_argument("--agents", type=int, default=2000)
     ap.add_argument("--ticks", type=int, default=120)
     ap.add_argument("--device", default=None)
+    ap.add_argument("--capture", action="store_true", help="record the tick as graphs and replay them")
     args = ap.parse_args()
 
-    brain = Brain(DOMAIN, args.agents, world=HungryWorld(), device=args.device, plan_budget=1000)
+    brain = Brain(DOMAIN, args.agents, world=HungryWorld(), device=args.device, plan_budget=1000,
+                  capture=args.capture)
     meals = 0
     for t in range(args.ticks):  # your game loop: one brain.tick() per frame or per AI step
         brain.tick(dt=1.0)

@@ -107,7 +107,7 @@ def host_guard(stage: str) -> Iterator[None]:
     import warp as wp
 
     cls = wp.array
-    saved = {name: getattr(cls, name) for name in ("numpy", "list", "assign", "__array__")}
+    saved = {name: cls.__dict__[name] for name in ("numpy", "list", "assign", "__array__", "__array_interface__")}
     saved_init = cls.__init__
     saved_copy = wp.copy
 
@@ -133,6 +133,7 @@ def host_guard(stage: str) -> Iterator[None]:
     cls.list = refuse("a read of a Warp array to the host (.list())")
     cls.assign = refuse("a copy of host data into a Warp array (.assign())")
     cls.__array__ = refuse("a read of a Warp array to the host (numpy conversion)")
+    cls.__array_interface__ = property(refuse("a read of a Warp array to the host (numpy conversion)"))
     cls.__init__ = init
     wp.copy = copy
     try:
