@@ -47,7 +47,7 @@ WORLD_METHODS = ("reset", "sense", "act", "score", "get_state", "set_state")
 
 #: The distribution whose entry points register the example worlds, and their names (its pyproject.toml).
 DISTRIBUTION = "warp-goap"
-BUILTIN_WORLDS = ("soldier", "village")
+EXAMPLE_WORLDS = ("soldier", "village")
 
 #: Worlds registered at run time with `register_world` (name -> "module:Attr" or a callable).
 _RUNTIME: dict[str, str | Callable[..., Any]] = {}
@@ -182,7 +182,7 @@ def resolve_world(spec: str) -> tuple[str, Callable[..., Any]]:
         known, clashes = _collect()
         if spec in clashes:
             raise WorldSpecError(clashes[spec])
-        if spec not in known and spec in BUILTIN_WORLDS:
+        if spec not in known and spec in EXAMPLE_WORLDS:
             raise WorldSpecError(_not_installed(spec))
         if spec not in known:
             names = ", ".join(known) or "none"

@@ -180,9 +180,9 @@ def test_example_worlds_are_this_package_s_entry_points():
     import worlds
 
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][ENTRY_POINT_GROUP]
-    assert sorted(declared) == sorted(registry.BUILTIN_WORLDS)
+    assert sorted(declared) == sorted(registry.EXAMPLE_WORLDS)
     assert declared == worlds.WORLDS
-    installed = {ep.name: ep.value for ep in registry._entry_points() if ep.name in registry.BUILTIN_WORLDS}
+    installed = {ep.name: ep.value for ep in registry._entry_points() if ep.name in registry.EXAMPLE_WORLDS}
     assert installed == declared, "the installed metadata is stale: run pip install -e ."
     dists = {ep.dist.name.replace("_", "-") for ep in registry._entry_points() if ep.name in declared}
     assert dists == {registry.DISTRIBUTION}
