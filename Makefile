@@ -13,6 +13,8 @@ PY := $(VENV)/bin/python
 TORCH_INDEX ?=
 EXTRAS ?= dev,viewer,learn,bench,scale
 
+# Rebuilt whenever pyproject.toml changes: it declares the example worlds' entry points (goap run --world village
+# finds them in the installed metadata), so a stale install would not know a world added there.
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip

@@ -82,7 +82,7 @@ def check_output_file(path: str | Path, option: str) -> Path:
     """``path`` as a Path when a file can be written there; else ValueError naming ``option`` and the path.
 
     Called before the work that produces the file. The file itself is not created: a temporary file is made
-    and removed in its folder, as the atomic writers (`goap.domain_file.write_atomic`) will do. A path that is
+    and removed in its folder, as the atomic writers (`goap.files.write_atomic`) will do. A path that is
     not a regular file (``/dev/stdout``) must already exist and be writable.
     """
     p = Path(path)

@@ -1,7 +1,11 @@
-"""The ``goap`` command: validate, describe and solve domains from the shell.
+"""The ``goap`` command: validate, describe and solve domains from the shell, and the tools' subcommands.
 
 Errors in the input (a bad domain file, a bad problem line, a bad argument) are reported in one line naming the
 file, item and line, with exit status 1 (2 for a bad command line); never a traceback.
+
+The tools (``bench``, ``sweep``, ``train``, ``view``) keep their options and their runs in their own packages;
+this module imports a tool only when its subcommand is the one that runs (see `COMMANDS`), so the engine's own
+commands, ``goap --help`` included, start without the bench, torch, Ray, matplotlib or pygame.
 """
 
 from __future__ import annotations
@@ -10,7 +14,8 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,13 +47,7 @@ exit status:
   130  interrupted (Ctrl-C)"""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="goap", description="Goal-oriented action planning for many agents at once, on Warp.",
-                epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
-
-    v = sub.add_parser("validate", help="check a domain file; warn about goals and actions that can never happen")
+def _validate_arguments(v: argparse.ArgumentParser) -> None:
     v.add_argument("domain", help="a .toml or .json domain file, or a PDDL domain.pddl")
     v.add_argument("problem", nargs="?", help="with a PDDL domain: its problem file (the task is grounded)")
     v.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
@@ -56,12 +55,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a world (name or module:Class) whose sensed facts may take any value in the check")
     v.add_argument("--sensed", default="", metavar="FACT,...", help="facts a world senses (any value in the check)")
 
-    d = sub.add_parser("describe", help="facts with their bit layout, actions and goals, as tables")
+
+def _describe_arguments(d: argparse.ArgumentParser) -> None:
     d.add_argument("domain")
     d.add_argument("--max-nodes", type=positive_int, default=DEFAULT_MAX_NODES, help="budget for the memory line")
     d.add_argument("--max-plan-length", type=positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
 
-    s = sub.add_parser("solve", help="plan a batch of problems from a JSON-lines file; one result line each")
+
+def _solve_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("domain", help="a .toml or .json domain file, or a PDDL domain.pddl")
     s.add_argument("problem", nargs="?", help="with a PDDL domain: its problem file (one task, planned and checked)")
     s.add_argument("--problems", help="JSON lines: {id, start: {fact: value}, goal: name | {...}} (goap domains)")
@@ -73,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-plan-length", type=positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
     s.add_argument("--stats", action="store_true", help="print planning throughput as JSON, last line on stderr")
 
-    r = sub.add_parser("run", help="run a world headless and print a summary of the agents and the tick")
+
+def _run_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--world", required=True,
                    help="a world: village, soldier, a registered name, or package.module:Class")
     r.add_argument("--agents", type=non_negative_int, default=1000)
@@ -95,33 +97,79 @@ def build_parser() -> argparse.ArgumentParser:
                    help="record every planning call and what followed (.npz; appended when the file exists)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
 
-    from goap.bench.cli import add_arguments as add_bench_arguments
 
-    add_bench_arguments(sub.add_parser("bench", help="compare planners on PDDL tasks, random domains or a world"))
-    from goap.bench.sweep import add_arguments as add_sweep_arguments
+def _bench_arguments(p: argparse.ArgumentParser) -> None:
+    from goap.bench.cli import add_arguments
 
-    add_sweep_arguments(sub.add_parser("sweep", help="a grid of world runs (world x agents x plan budget x seed)"))
+    add_arguments(p)
 
+
+def _sweep_arguments(p: argparse.ArgumentParser) -> None:
+    from goap.bench.sweep import add_arguments
+
+    add_arguments(p)
+
+
+def _view_arguments(p: argparse.ArgumentParser) -> None:
     try:
-        from viewer.app import add_arguments as add_view_arguments  # argparse only: pygame loads when run
-    except ImportError:
-        add_view_arguments = None
-    if add_view_arguments is not None:
-        add_view_arguments(sub.add_parser("view", help="watch a world's agents live in a window; inspect one"))
+        from viewer.app import add_arguments  # argparse only: pygame loads when the viewer runs
+    except ImportError as e:
+        raise CliError(f"goap view needs the viewer package, which this installation lacks ({e})") from None
+    add_arguments(p)
 
-    from goap.learn.options import add_arguments as add_train_arguments
 
-    add_train_arguments(sub.add_parser("train", help="train a goal-utility model on logged planning outcomes (torch)"))
+def _train_arguments(p: argparse.ArgumentParser) -> None:
+    from goap.learn.options import add_arguments  # torch-free: torch loads when the training runs
 
-    sub.add_parser("planners", help="list the registered planners")
-    sub.add_parser("worlds", help="list the worlds --world accepts by name (built-in and registered by packages)")
+    add_arguments(p)
+
+
+def _no_arguments(p: argparse.ArgumentParser) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its line in ``goap --help``, the function adding its options, the function running it.
+
+    Both functions import the subcommand's own module (`goap.bench`, `goap.learn`, `viewer`) only when called,
+    and only the subcommand that runs is given its options, so ``goap --help`` and ``goap planners`` load no tool
+    and no heavy library; ``goap bench --help`` loads the bench, as its options live there.
+    """
+
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The `goap` command line, with the options of ``command`` (a subcommand name, or None for none).
+
+    Every subcommand is listed, so ``goap --help`` shows them all and an unknown name is argparse's usage error;
+    the others get their options only when they run (see `Command`).
+    """
+    p = _Parser(prog="goap", description="Goal-oriented action planning for many agents at once, on Warp.",
+                epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name, cmd in COMMANDS.items():
+        parser = sub.add_parser(name, help=cmd.help)
+        if name == command:
+            cmd.arguments(parser)
     return p
 
 
+def _command_name(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names: its first word that is not an option (``goap`` itself takes only -h)."""
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return word if word in COMMANDS else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        code = COMMANDS[args.command](args)
+        args = build_parser(_command_name(argv)).parse_args(argv)
+        code = COMMANDS[args.command].run(args)
         sys.stdout.flush()  # a full disk shows here when stdout is a file: report it, do not exit 0
         return code
     except (DomainError, CliError) as e:
@@ -382,7 +430,7 @@ def _check_run_outputs(args: argparse.Namespace, domain: Any) -> None:
 
 def _write_json(path: str, obj: Any) -> None:
     """Write strict JSON (NaN and infinities as null) whole or not at all."""
-    from goap.domain_file import write_atomic
+    from goap.files import write_atomic
 
     try:
         write_atomic(path, json.dumps(_json_safe(obj), indent=1, allow_nan=False) + "\n")
@@ -464,9 +512,22 @@ def cmd_worlds(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {
-    "validate": cmd_validate, "describe": cmd_describe, "solve": cmd_solve, "run": cmd_run, "bench": cmd_bench,
-    "view": cmd_view, "train": cmd_train, "planners": cmd_planners, "worlds": cmd_worlds, "sweep": cmd_sweep,
+#: Every subcommand, in the order ``goap --help`` lists them.
+COMMANDS: dict[str, Command] = {
+    "validate": Command("check a domain file; warn about goals and actions that can never happen",
+                        _validate_arguments, cmd_validate),
+    "describe": Command("facts with their bit layout, actions and goals, as tables", _describe_arguments,
+                        cmd_describe),
+    "solve": Command("plan a batch of problems from a JSON-lines file; one result line each", _solve_arguments,
+                     cmd_solve),
+    "run": Command("run a world headless and print a summary of the agents and the tick", _run_arguments, cmd_run),
+    "bench": Command("compare planners on PDDL tasks, random domains or a world", _bench_arguments, cmd_bench),
+    "sweep": Command("a grid of world runs (world x agents x plan budget x seed)", _sweep_arguments, cmd_sweep),
+    "view": Command("watch a world's agents live in a window; inspect one", _view_arguments, cmd_view),
+    "train": Command("train a goal-utility model on logged planning outcomes (torch)", _train_arguments, cmd_train),
+    "planners": Command("list the registered planners", _no_arguments, cmd_planners),
+    "worlds": Command("list the worlds --world accepts by name (built-in and registered by packages)", _no_arguments,
+                      cmd_worlds),
 }
 
 

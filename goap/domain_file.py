@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from goap.domain import BOOL, ENUM, Domain, DomainError, domain_from_spec, show
+from goap.files import write_atomic
 
 FORMATS = {".toml": "toml", ".json": "json"}
 
@@ -51,40 +52,6 @@ def read_text(path: Path, limit: int | None = MAX_FILE_BYTES) -> str:
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise DomainError(f"not UTF-8 text (byte {data[e.start]:#04x})", file=str(path), line=line) from None
-
-
-def write_atomic(path: str | Path, data: bytes | str) -> None:
-    """Write a whole file or nothing: into a temporary file beside it, then renamed over it.
-
-    A reader never sees half a file and a failed write (a full disk) leaves the old file as it was. A path that
-    is not a regular file (``/dev/stdout``, a named pipe) is written directly, since renaming over it would
-    replace the device or the link; a symbolic link to a file is followed, so the link stays.
-    """
-    import os
-    import tempfile
-
-    path = Path(path)
-    blob = data.encode("utf-8") if isinstance(data, str) else data
-    if path.exists() and not path.is_file():
-        with open(path, "wb") as f:
-            f.write(blob)
-        return
-    target = path.resolve() if path.is_symlink() else path
-    if target.exists():
-        mode = target.stat().st_mode & 0o7777  # a rewritten file keeps its permissions
-    else:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask  # what open() would have given a new file (mkstemp makes it 0600)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def loads_domain(text: str, fmt: str = "toml", file: str = "<string>") -> Domain:

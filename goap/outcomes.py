@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from goap.domain import Domain
-from goap.domain_file import write_atomic
 from goap.encoding import fingerprint
+from goap.files import write_atomic
 
 COLUMNS: dict[str, Any] = {
     "tick": np.int64,

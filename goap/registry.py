@@ -1,10 +1,11 @@
-"""Which world a command runs: built-in names, ``package.module:Class`` and worlds that register themselves.
+"""Which world a command runs: names registered by installed packages, ``package.module:Class``, run-time names.
 
 Every command that takes ``--world`` (``goap run``, ``goap view``, ``goap bench --suite world:...``) resolves it
 with `load_world`, so a game's own world gets the same tools as the example worlds. A spec is one of:
 
-* a built-in name: ``village``, ``soldier`` (the example worlds in ``worlds/``);
-* a name registered by an installed package under the entry point group ``warp_goap.worlds``;
+* a name registered by an installed package under the entry point group ``warp_goap.worlds``; the example
+  worlds ``village`` and ``soldier`` (the ``worlds`` package of a checkout) are registered there by warp-goap's
+  own ``pyproject.toml``, exactly as a game registers its world, so the engine never imports them by name;
 * a name registered at run time with `register_world` (tests, notebooks);
 * ``package.module:Attr``, where ``Attr`` is a World class or a function returning a World (``Attr`` may be a
   dotted path inside the module, ``pkg.mod:Factory.create``). The module is imported from ``sys.path`` with
@@ -15,9 +16,11 @@ A package registers its world in its ``pyproject.toml``::
     [project.entry-points."warp_goap.worlds"]
     harbour = "harbour_game.goap_world:HarbourWorld"
 
-after which ``goap run --world harbour`` works once the package is installed (``pip install -e .``). A name
-that is registered twice (an entry point shadowing a built-in, two packages claiming one name) is an error
-that names both targets when it is asked for, never a silent choice; other names keep working.
+after which ``goap run --world harbour`` works once the package is installed (``pip install -e .``). Entry
+points live in the installed metadata, so a checkout whose ``pyproject.toml`` gained a world needs that command
+again; asking for an example world that the metadata lacks says so. A name that is registered twice (a package
+shadowing an example world, two packages claiming one name) is an error that names both targets when it is
+asked for, never a silent choice; other names keep working.
 
 A world is checked against the `goap.world.World` protocol as it is made, so a class missing ``act`` or
 ``domain`` fails here with the members it lacks, not later with an AttributeError in the middle of a tick.
@@ -42,10 +45,9 @@ ENTRY_POINT_GROUP = "warp_goap.worlds"
 WORLD_ATTRIBUTES = ("name", "domain")
 WORLD_METHODS = ("reset", "sense", "act", "score", "get_state", "set_state")
 
-_BUILTIN_FALLBACK = {
-    "village": "worlds.village.world:VillageWorld",
-    "soldier": "worlds.soldier.world:SoldierWorld",
-}
+#: The distribution whose entry points register the example worlds, and their names (its pyproject.toml).
+DISTRIBUTION = "warp-goap"
+EXAMPLE_WORLDS = ("soldier", "village")
 
 #: Worlds registered at run time with `register_world` (name -> "module:Attr" or a callable).
 _RUNTIME: dict[str, str | Callable[..., Any]] = {}
@@ -58,13 +60,27 @@ class WorldSpecError(ValueError):
     """
 
 
-def builtin_worlds() -> dict[str, str]:
-    """The example worlds shipped in ``worlds/`` (name -> ``module:Class``)."""
+def _installed_version() -> str | None:
+    """The installed version of warp-goap, or None when its metadata is nowhere on ``sys.path``."""
     try:
-        from worlds import WORLDS
-    except ImportError:  # an install without the example worlds: the names still resolve to a clear error
-        return dict(_BUILTIN_FALLBACK)
-    return dict(WORLDS)
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _not_installed(name: str) -> str:
+    """Why the example world ``name`` does not resolve, and the command that fixes it."""
+    version = _installed_version()
+    why = (
+        "which is not installed: run `pip install -e .` in the checkout"
+        if version is None
+        else f"and the installed warp-goap {version} has no such entry point (it was installed before pyproject.toml "
+        "declared it): run `pip install -e .` again in the checkout"
+    )
+    return (
+        f"world '{name}' is an example world, found through the '{ENTRY_POINT_GROUP}' entry points of the "
+        f"{DISTRIBUTION} package, {why} (or name its class: 'package.module:Class')"
+    )
 
 
 def _entry_points() -> list[importlib.metadata.EntryPoint]:
@@ -84,12 +100,10 @@ def _ep_target(ep: importlib.metadata.EntryPoint) -> str:
 
 
 def _collect() -> tuple[dict[str, str], dict[str, str]]:
-    """(name -> target, name -> why it is ambiguous) over built-ins, entry points and run-time names."""
+    """(name -> target, name -> why it is ambiguous) over entry points and run-time names."""
     out: dict[str, str] = {}
     source: dict[str, str] = {}
     clashes: dict[str, str] = {}
-    for name, target in builtin_worlds().items():
-        out[name], source[name] = target, "built-in"
     for ep in _entry_points():
         target = _ep_target(ep)
         if ep.name in out and out[ep.name] != target:
@@ -115,7 +129,7 @@ def known_worlds() -> dict[str, str]:
 
 
 def ambiguous_worlds() -> dict[str, str]:
-    """Names claimed by two sources (a package shadowing a built-in, two packages), each with the error."""
+    """Names claimed by two sources (a package shadowing an example world, two packages), each with the error."""
     return _collect()[1]
 
 
@@ -125,8 +139,8 @@ def register_world(name: str, target: str | Callable[..., Any], *, replace: bool
     Args:
         name: the name commands accept; letters, digits, ``_`` and ``-`` (no ``:``).
         target: what `load_world` makes for that name.
-        replace: allow replacing a name registered earlier with `register_world` (never a built-in or an
-            entry point's name).
+        replace: allow replacing a name registered earlier with `register_world` (never an entry point's name,
+            the example worlds' included).
 
     Raises:
         WorldSpecError: a bad name, a target that is neither, or a name taken.
@@ -168,6 +182,8 @@ def resolve_world(spec: str) -> tuple[str, Callable[..., Any]]:
         known, clashes = _collect()
         if spec in clashes:
             raise WorldSpecError(clashes[spec])
+        if spec not in known and spec in EXAMPLE_WORLDS:
+            raise WorldSpecError(_not_installed(spec))
         if spec not in known:
             names = ", ".join(known) or "none"
             hint = " (did you mean 'module:Class'?)" if "." in spec else ""
@@ -273,6 +289,18 @@ def load_world(spec: str, **options: Any) -> Any:
     except Exception as e:  # a constructor's own error, named with the world it came from
         raise WorldSpecError(f"world '{label}': creating it failed: {type(e).__name__}: {e}") from None
     return check_world(world, f"world '{label}'")
+
+
+def world_domain(spec: str) -> Domain:
+    """The domain of the world a spec names, without a run: what a tool matches logs and models against.
+
+    The class's (or factory's) own ``domain`` when it holds a `goap.domain.Domain` there, as a world whose
+    instances share one domain may; otherwise that of a world made with no options (checked as `load_world`
+    checks it).
+    """
+    _, factory = resolve_world(spec)
+    domain = getattr(factory, "domain", None)
+    return domain if isinstance(domain, Domain) else load_world(spec).domain
 
 
 def world_label(spec: str, world: Any) -> str:

@@ -227,3 +227,74 @@ def test_run_logs_outcomes_and_appends(capsys, tmp_path):
         requested = json.loads((tmp_path / "r.json").read_text())["counters"]["plans_requested"]
         assert f"outcomes: {requested} planning calls logged" in out
     assert sizes[1] == 2 * sizes[0] > 0
+
+
+# --- a lazy command line ----------------------------------------------------------------------------------------
+#: What `goap --help` and the engine's own commands must start without: the tools and the heavy libraries.
+HEAVY = ("warp", "torch", "pygame", "ray", "matplotlib", "goap.bench", "goap.learn", "viewer")
+
+
+def loaded_after(argv: list[str]) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """Run ``goap ARGV`` in a fresh interpreter; the HEAVY modules it had loaded when it finished."""
+    code = (
+        "import json, sys\n"
+        "from goap.cli import main\n"
+        "try:\n"
+        "    main(json.loads(sys.argv[1]))\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"heavy = {HEAVY!r}\n"
+        "print(json.dumps(sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in heavy))))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code, json.dumps(argv)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r, json.loads(r.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["planners"], ["validate", "--help"], ["frobnicate"]])
+def test_help_and_planners_import_no_tool_and_no_heavy_library(argv):
+    r, heavy = loaded_after(argv)
+    assert heavy == [], f"goap {' '.join(argv)} imported them"
+    if argv == ["planners"]:
+        assert "reference" in r.stdout.split() and "warp" in r.stdout.split()
+    elif argv == ["frobnicate"]:
+        assert "invalid choice: 'frobnicate'" in r.stderr  # every command is still a choice
+    else:
+        assert r.stdout.startswith("usage: goap")
+
+
+def test_a_tool_is_imported_when_its_command_runs():
+    _, heavy = loaded_after(["bench", "--help"])
+    assert "goap.bench.cli" in heavy and not {"goap.learn", "viewer"} & set(heavy)
+
+
+#: One option of each command: `goap CMD --help` shows it, built only when CMD is the one asked for.
+OPTIONS = {"validate": "--strict", "describe": "--max-plan-length", "solve": "--plan-file", "run": "--plan-cache",
+           "bench": "--time-limit", "sweep": "--seeds", "view": "--headless", "train": "--held-out",
+           "planners": "--help", "worlds": "--help"}
+
+
+def test_every_command_has_its_help_and_only_its_own_options(capsys):
+    from goap.cli import COMMANDS, build_parser
+
+    assert list(OPTIONS) == list(COMMANDS)
+    top = " ".join(build_parser().format_help().split())  # unwrapped
+    for name, cmd in COMMANDS.items():
+        assert f" {name} {cmd.help}" in top  # listed with its line even while its options are not built
+        code, out, err = run(capsys, name, "--help")
+        assert code == 0 and out.startswith(f"usage: goap {name}") and OPTIONS[name] in out, (name, err)
+        others = [o for n, o in OPTIONS.items() if n != name and o != "--help" and o not in out]
+        assert others, name  # some other command's option is absent: each command has its own options
+    code, _, err = run(capsys, "bench", "--frobnicate")
+    assert code == 2 and "goap: error: unrecognized arguments: --frobnicate" in err and "Traceback" not in err
+    code, _, err = run(capsys, "bench", "--time-limit", "soon")
+    assert code == 2 and err.startswith("usage: goap bench") and "argument --time-limit" in err
+
+
+def test_view_without_the_viewer_package_is_one_line(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "viewer.app", None)  # import viewer.app raises ImportError
+    code, out, err = run(capsys, "view", "--world", "soldier", "--headless")
+    assert code == 1 and out == ""
+    assert err.startswith("goap: error: goap view needs the viewer package") and len(err.splitlines()) == 1
+    code, out, _ = run(capsys, "--help")
+    assert code == 0 and "view" in out

@@ -145,7 +145,7 @@ def test_training_errors_are_clear(tmp_path):
     other = synth_domain("other")
     with pytest.raises(ValueError, match="domain 'synth'.*domain 'other'"):
         train(synth_log(domain, rows=100), domain=other)
-    with pytest.raises(ValueError, match="not one of the example worlds"):
+    with pytest.raises(ValueError, match="not the domain of a known world"):
         train(synth_log(domain, rows=100))
     args = argparse.Namespace(data=str(tmp_path / "missing.npz"), out=str(tmp_path / "m.pt"), epochs=1, seed=0,
                               domain=None, hidden="8", batch_size=64, lr=1e-3, held_out=0.2, device="cpu", quiet=True)
@@ -297,6 +297,22 @@ def test_selector_cache_matches_full_recompute(trained):
     states[::7] = synth_log(domain, rows=40, seed=3).columns["states"][::7]
     np.testing.assert_allclose(cached.scores(states, prio), full.scores(states, prio), rtol=1e-5, atol=1e-6)
     assert cached.rows_predicted == 40 + 6
+
+
+def test_a_log_finds_the_domain_of_a_registered_world():
+    """Without --domain the log's domain is looked up among the worlds `goap.registry` knows, not by package."""
+    from goap.learn.train import resolve_domain
+    from goap.registry import register_world, unregister_world
+
+    domain = synth_domain("synth-registered")
+    log = synth_log(domain, rows=50)
+    with pytest.raises(ValueError, match="not the domain of a known world"):
+        resolve_domain(log)
+    register_world("synth-learn", type("SynthWorld", (), {"domain": domain}))
+    try:
+        assert resolve_domain(log) is domain
+    finally:
+        unregister_world("synth-learn")
 
 
 def test_village_collect_train_select_end_to_end(tmp_path):

@@ -161,12 +161,53 @@ def test_entry_points_register_worlds(monkeypatch):
 
 
 def test_two_sources_for_one_name_is_an_error(monkeypatch):
-    eps = [_entry_point("village", "other_game.world:Village", "other-game")]
+    installed = registry._entry_points()  # the example worlds' entry points come first, as on sys.path
+    eps = [*installed, _entry_point("village", "other_game.world:Village", "other-game")]
     monkeypatch.setattr(registry, "_entry_points", lambda: eps)
-    with pytest.raises(WorldSpecError, match=r"'village' is registered twice: built-in .* and entry point 'village'"):
+    with pytest.raises(WorldSpecError, match=r"'village' is registered twice: entry point 'village' of warp.goap "
+                                             r"\(worlds.village.world:VillageWorld\) and entry point 'village' of "
+                                             r"other-game \(other_game.world:Village\)"):
         load_world("village")
     assert "village" not in known_worlds() and "village" in registry.ambiguous_worlds()
     assert load_world("soldier").name == "soldier"  # other names keep working
+
+
+def test_example_worlds_are_this_package_s_entry_points():
+    """pyproject.toml registers the example worlds like any game's, the registry finds them there (the installed
+    metadata agrees with the checkout), and `worlds.WORLDS`, kept for scripts, names the same classes."""
+    import tomllib
+
+    import worlds
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][ENTRY_POINT_GROUP]
+    assert sorted(declared) == sorted(registry.EXAMPLE_WORLDS)
+    assert declared == worlds.WORLDS
+    installed = {ep.name: ep.value for ep in registry._entry_points() if ep.name in registry.EXAMPLE_WORLDS}
+    assert installed == declared, "the installed metadata is stale: run pip install -e ."
+    dists = {ep.dist.name.replace("_", "-") for ep in registry._entry_points() if ep.name in declared}
+    assert dists == {registry.DISTRIBUTION}
+
+
+def test_an_example_world_missing_from_the_metadata_says_to_install(monkeypatch):
+    monkeypatch.setattr(registry, "_entry_points", lambda: [])
+    with pytest.raises(WorldSpecError) as e:
+        load_world("village")
+    msg = str(e.value)
+    assert "world 'village' is an example world" in msg and ENTRY_POINT_GROUP in msg
+    assert "has no such entry point" in msg and "run `pip install -e .` again" in msg  # warp-goap is installed
+    monkeypatch.setattr(registry, "_installed_version", lambda: None)
+    with pytest.raises(WorldSpecError, match=r"warp-goap package, which is not installed: run `pip install -e .`"):
+        load_world("soldier")
+    with pytest.raises(WorldSpecError, match="unknown world 'vilage'"):  # other names are simply unknown
+        load_world("vilage")
+    assert type(load_world("tests.custom_world:LampWorld")) is LampWorld  # specs need no metadata
+
+
+def test_world_domain_reads_the_class_or_makes_a_world():
+    assert registry.world_domain("tests.custom_world:LampWorld") is LampWorld.domain  # a class attribute
+    assert registry.world_domain("soldier") == load_world("soldier").domain  # set in __init__
+    with pytest.raises(WorldSpecError, match="unknown world"):
+        registry.world_domain("nowhere")
 
 
 def test_entry_point_group_is_read_from_installed_metadata(tmp_path, monkeypatch):
@@ -290,7 +331,7 @@ def test_goap_view_bad_world_is_the_same_error_as_run(capsys):
 
 
 def test_goap_worlds_lists_every_name(monkeypatch, capsys):
-    eps = [_entry_point("lamps", "tests.custom_world:LampWorld", "lamp-game")]
+    eps = [*registry._entry_points(), _entry_point("lamps", "tests.custom_world:LampWorld", "lamp-game")]
     monkeypatch.setattr(registry, "_entry_points", lambda: eps)
     assert main(["worlds"]) == 0
     rows = dict(line.split() for line in capsys.readouterr().out.strip().splitlines())

@@ -1,4 +1,10 @@
-"""Example worlds: each folder holds a domain file, a problem set and a README."""
+"""Example worlds: each folder holds a domain file, a problem set and a README.
+
+The engine and its tools never import this package: they find the worlds through the ``warp_goap.worlds`` entry
+points that ``pyproject.toml`` declares (`goap.registry`), as they find a game's. `WORLDS` and `make_world` are
+here for scripts run from a checkout; `WORLDS` names the same classes as those entry points (a test holds them
+to it).
+"""
 
 import importlib
 import pathlib
@@ -15,7 +21,7 @@ def domain_path(name: str) -> pathlib.Path:
     return WORLDS_DIR / name / "domain.toml"
 
 
-#: world name -> "module:Class" of its simulation (a `goap.world.World`).
+#: world name -> "module:Class" of its simulation (a `goap.world.World`); pyproject.toml's entry points, again.
 WORLDS = {
     "village": "worlds.village.world:VillageWorld",
     "soldier": "worlds.soldier.world:SoldierWorld",

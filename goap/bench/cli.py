@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from goap import files
 from goap.argtypes import positive_float, positive_int
 from goap.bench import report
 from goap.bench.runner import PlannerConfig, Settings, check_options, run_recipe
@@ -203,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_selectors(args)
     for path in (args.json, args.csv, args.plot):
         if path:
-            report.check_writable(path)
+            files.check_writable(path)
     is_pddl = str(args.suite) == "pddl"
     if not is_pddl and (args.external or any(p.strip() in _EXTERNAL_NAMES for p in args.planners.split(","))):
         raise ValueError("external planners read PDDL files: use them with --suite pddl")
@@ -273,9 +274,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         doc = {"meta": meta, "results": rows, "summary": summary,
                "coverage": [dict(zip(header, r, strict=True)) for r in coverage]}
-        report.write_atomic(args.json, json.dumps(doc, indent=1) + "\n")
+        files.write_output(args.json, json.dumps(doc, indent=1) + "\n")
     if args.csv:
-        report.write_atomic(args.csv, report.rows_to_csv(rows))
+        files.write_output(args.csv, report.rows_to_csv(rows))
     if args.plot:
         report.plot(rows, args.plot, scatter, settings.time_limit)
     return 130 if interrupted else 0
@@ -302,23 +303,23 @@ def _run_selectors(args: argparse.Namespace) -> int:
         raise ValueError("--selectors compares goal selectors on a world: use --suite world:NAME")
     for path in (args.json, args.csv):
         if path:
-            report.check_writable(path)
-    from goap.bench.suites import load_world as make_world
+            files.check_writable(path)
+    from goap.registry import load_world
 
     name = suite.split(":", 1)[1]
-    make_world(name)  # a clear error for an unknown world before anything runs
+    domain = load_world(name).domain  # a clear error for an unknown world before anything runs
     planner = [n.strip() for n in str(args.planners).split(",") if n.strip()][-1]
     if planner not in PLANNERS:
         raise ValueError(f"unknown planner '{planner}' (known: {', '.join(sorted(PLANNERS))})")
     budget = args.plan_budget or max(256, args.agents // 10)
 
     def make_brain(scorer: Any) -> Any:
-        world = make_world(name)
+        world = load_world(name)
         return Brain(world.domain, args.agents, world=world, planner=planner, device=args.device,
                      plan_budget=budget, seed=args.seed, goal_scorer=scorer)
 
     rows = compare_selectors(make_brain, [s.strip() for s in args.selectors.split(",") if s.strip()], args.ticks,
-                             model=args.model, domain=make_world(name).domain)
+                             model=args.model, domain=domain)
     for r in rows:
         r.update({"suite": suite, "planner": planner, "seed": args.seed, "plan_budget": budget})
     if not args.quiet:
@@ -326,11 +327,11 @@ def _run_selectors(args: argparse.Namespace) -> int:
         print_selectors(rows)
     if args.json:
         doc = {"meta": report.run_metadata(), "results": rows, "summary": rows}
-        report.write_atomic(args.json, json.dumps(doc, indent=1) + "\n")
+        files.write_output(args.json, json.dumps(doc, indent=1) + "\n")
     if args.csv:
         flat = [{k: v for k, v in r.items() if k != "score"} | {f"score_{k}": v for k, v in r["score"].items()}
                 for r in rows]
-        report.write_atomic(args.csv, report.rows_to_csv(flat))
+        files.write_output(args.csv, report.rows_to_csv(flat))
     return 0
 
 

@@ -236,30 +236,6 @@ def git_revision() -> dict[str, Any] | None:
     return {"revision": rev.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Write the whole file or nothing: a temporary file in the same folder, then a rename."""
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text)
-        tmp.replace(target)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise ValueError(f"cannot write {path}: {e.strerror or e}") from None
-
-
-def check_writable(path: str) -> None:
-    """Refuse an output path before a long run rather than after it: a folder, or a folder that is not there."""
-    target = Path(path)
-    if target.is_dir():
-        raise ValueError(f"cannot write {path}: it is a directory")
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise ValueError(f"cannot write {path}: no such directory {parent}")
-    if not os.access(parent, os.W_OK):
-        raise ValueError(f"cannot write {path}: permission denied")
-
-
 # --- plots ---------------------------------------------------------------------------------------------------
 def require_matplotlib() -> Callable[..., Any]:
     try:

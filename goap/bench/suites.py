@@ -8,8 +8,9 @@ grounds its own PDDL task from the file texts it was sent, and nothing but the r
   default the IPC set shipped with the package, see `default_tasks_dir`), one task per batch, grounded by
   `goap.pddl` under `goap.pddl.GroundingLimits`. A task's optimum comes from ``optimal.json`` in that folder.
 * ``random``: `goap.bench.random_domains` domains of ``--facts`` sizes, ``--problems`` problems each.
-* ``world:NAME``: (state, goal) problems recorded from a real run of a world (``worlds.make_world``): a
-  `goap.runtime.Brain` of ``--agents`` agents runs ``--ticks`` ticks and every search it asks for is kept.
+* ``world:NAME``: (state, goal) problems recorded from a real run of a world (any spec
+  `goap.registry.load_world` takes): a `goap.runtime.Brain` of ``--agents`` agents runs ``--ticks`` ticks and
+  every search it asks for is kept.
 """
 
 from __future__ import annotations
@@ -278,24 +279,10 @@ def _host(x: Any) -> np.ndarray:
     return x.numpy() if hasattr(x, "numpy") and not isinstance(x, np.ndarray) else np.asarray(x)
 
 
-def load_world(spec: str) -> Any:
-    """A world by name or spec (`goap.registry.load_world`; the example worlds where this build lacks it)."""
-    try:
-        from goap.registry import load_world as registry_load
-    except ImportError:
-        registry_load = None
-    if registry_load is not None:
-        return registry_load(spec)
-    try:
-        from worlds import make_world
-    except ImportError:
-        raise ValueError("the example worlds are not installed (run from a checkout: pip install -e .)") from None
-    return make_world(spec)
-
-
 def world_suite(world_name: str, agents: int, ticks: int, problems: int, seed: int,
                 device: str | None = None) -> list[BatchRecipe]:
     """Run the world once, record its searches, keep an even sample of ``problems`` of them."""
+    from goap.registry import load_world
     from goap.runtime import Brain
 
     world = load_world(world_name)

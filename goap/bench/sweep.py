@@ -15,6 +15,7 @@ import json
 import sys
 from typing import Any
 
+from goap import files
 from goap.argtypes import positive_int
 from goap.bench import report
 
@@ -57,7 +58,7 @@ def run_cell(world: str, agents: int, budget: int | None, seed: int, ticks: int,
              device: str | None) -> dict[str, Any]:
     """One world run; the row of the sweep table."""
     from goap.bench.selectors import run_world
-    from goap.bench.suites import load_world
+    from goap.registry import load_world
     from goap.runtime import Brain
 
     w = load_world(world)
@@ -70,12 +71,12 @@ def run_cell(world: str, agents: int, budget: int | None, seed: int, ticks: int,
 
 
 def run(args: argparse.Namespace) -> int:
-    from goap.bench.suites import load_world
     from goap.planners.base import PLANNERS
+    from goap.registry import load_world
 
     for path in (args.json, args.csv):
         if path:
-            report.check_writable(path)
+            files.check_writable(path)
     worlds = [w.strip() for w in str(args.world).split(",") if w.strip()]
     if not worlds:
         raise ValueError("--world: name at least one world")
@@ -103,11 +104,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         meta = report.run_metadata() | {"ticks": args.ticks, "planner": args.planner, "device": args.device,
                                          "ray": cluster}
-        report.write_atomic(args.json, json.dumps({"meta": meta, "results": rows}, indent=1, default=float) + "\n")
+        files.write_output(args.json, json.dumps({"meta": meta, "results": rows}, indent=1, default=float) + "\n")
     if args.csv:
         flat = [{k: v for k, v in r.items() if k != "score"} | {f"score_{k}": v for k, v in r["score"].items()}
                 for r in rows]
-        report.write_atomic(args.csv, report.rows_to_csv(flat))
+        files.write_output(args.csv, report.rows_to_csv(flat))
     return 0
 
 

@@ -178,7 +178,7 @@ class UtilityModel(nn.Module):
     def save(self, path: str | Path) -> None:
         """Write the model (see the module docstring), whole or not at all; a model with non-finite weights is
         refused (ValueError), so that no file of NaNs is ever written."""
-        from goap.domain_file import write_atomic
+        from goap.files import write_atomic
 
         self.check_finite()
         buf = io.BytesIO()

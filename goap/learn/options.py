@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epochs", type=positive_int, default=20, help="passes over the training rows (default 20)")
     parser.add_argument("--seed", type=random_seed, default=0, help="seeds the split, the weights and the batches")
     parser.add_argument("--domain", metavar="FILE",
-                        help="the log's domain file (default: the example world whose domain the log is of)")
+                        help="the log's domain file (default: the known world whose domain the log is of)")
     parser.add_argument("--hidden", default="64,64", help="hidden layer sizes, comma-separated (default 64,64)")
     parser.add_argument("--batch-size", type=positive_int, default=512, help="minibatch size (default 512)")
     parser.add_argument("--lr", type=positive_float, default=3e-3, help="Adam's learning rate (default 0.003)")

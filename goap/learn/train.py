@@ -122,7 +122,8 @@ def _mae(pred: np.ndarray, truth: np.ndarray) -> float:
 
 # --- training ---------------------------------------------------------------------------------------------
 def resolve_domain(log: Any, domain: Domain | None = None) -> Domain:
-    """The domain of ``log``: ``domain`` if given (checked), else the example world with the log's fingerprint."""
+    """The domain of ``log``: ``domain`` if given (checked), else that of the known world (`goap.registry`, the
+    example worlds and those packages register) with the log's fingerprint."""
     if domain is not None:
         fp = fingerprint(domain)
         if fp != log.fingerprint:
@@ -131,18 +132,18 @@ def resolve_domain(log: Any, domain: Domain | None = None) -> Domain:
                 f"not of domain '{domain.name}' (fingerprint {fp})"
             )
         return domain
-    try:
-        from goap.domain_file import load_domain
-        from worlds import WORLDS, domain_path
-    except ImportError:
-        WORLDS = {}  # noqa: N806
-    for name in sorted(WORLDS):
-        d = load_domain(domain_path(name))
+    from goap.registry import WorldSpecError, known_worlds, world_domain
+
+    for name in known_worlds():
+        try:
+            d = world_domain(name)
+        except WorldSpecError:  # a registered world that cannot be made here is not the log's
+            continue
         if fingerprint(d) == log.fingerprint:
             return d
     raise ValueError(
-        f"the outcome log is of domain '{log.domain_name}' (fingerprint {log.fingerprint}), which is not one of "
-        "the example worlds: give its domain file (--domain FILE)"
+        f"the outcome log is of domain '{log.domain_name}' (fingerprint {log.fingerprint}), which is not the domain "
+        "of a known world (goap worlds lists them): give its domain file (--domain FILE)"
     )
 
 
@@ -165,7 +166,7 @@ def train(
         log: an `goap.outcomes.OutcomeLog`.
         epochs: passes over the training rows.
         seed: seeds the split, the initial weights and the minibatch order.
-        domain: the log's domain; found among the example worlds by fingerprint when omitted.
+        domain: the log's domain; found among the known worlds by fingerprint when omitted.
         hidden: hidden layer sizes.
         batch_size, lr: minibatch size and Adam's learning rate.
         held_out: fraction of rows held out for the report.

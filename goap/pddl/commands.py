@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Any
 
+from goap.files import check_writable, write_output
 from goap.pddl import GroundingLimits, PddlTask, load_pddl
 
 
@@ -58,8 +59,6 @@ def solve(args: argparse.Namespace) -> int:
                          "goap solve DOMAIN.pddl PROBLEM.pddl")
     plan_file = getattr(args, "plan_file", None)
     if plan_file:
-        from goap.bench.report import check_writable
-
         check_writable(plan_file)
     task = _load(args)
     options: dict[str, Any] = {"max_nodes": args.max_nodes, "max_plan_length": args.max_plan_length,
@@ -89,9 +88,7 @@ def solve(args: argparse.Namespace) -> int:
     sys.stdout.write(json.dumps(row) + "\n")
     sys.stdout.flush()
     if plan_file and row["plan"] is not None:
-        from goap.bench.report import write_atomic
-
-        write_atomic(plan_file, "".join(s + "\n" for s in row["plan"]) + f"; cost = {row['cost']:g}\n")
+        write_output(plan_file, "".join(s + "\n" for s in row["plan"]) + f"; cost = {row['cost']:g}\n")
     if args.stats:
         stats = {"planner": args.planner, "plans": 1, "ground_seconds": round(task.ground_seconds, 6),
                  "plan_seconds": round(seconds, 6), "n_facts": task.n_facts, "n_actions": task.n_actions}
