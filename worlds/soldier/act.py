@@ -19,6 +19,7 @@ from worlds.soldier.geometry import (
     back_x,
     enemy_within,
     free_spot,
+    free_wall_around,
     hash01,
     move_toward,
     objective_pos,
@@ -101,25 +102,20 @@ def claim_cover(f: Field, t: Troops, agents: Agents):
     threat = t.tpos[i]
     best = int(-1)
     best_score = float(1.0e9)
-    for dy in range(-1, 2):
-        for dx in range(-1, 2):
-            x = tx + dx
-            y = ty + dy
-            if x < 0 or y < 0 or x >= f.tiles_x or y >= f.tiles_y:
+    for k in range(9):
+        w = free_wall_around(f, tx, ty, k)
+        if w < 0:
+            continue
+        for s in range(f.wall_slots[w], f.wall_slots[w + 1]):
+            if f.slot_owner[s] >= 0:
                 continue
-            w = f.tile_wall[y * f.tiles_x + x]
-            if w < 0 or f.wall_free[w] <= 0:
-                continue
-            for s in range(f.wall_slots[w], f.wall_slots[w + 1]):
-                if f.slot_owner[s] >= 0:
-                    continue
-                sp = f.slot_pos[s]
-                score = wp.length(sp - p)
-                if has_threat and wp.dot(threat - sp, f.slot_normal[s]) >= 0.0:
-                    score += 8.0  # this side of the wall faces the threat: poor cover
-                if score < best_score:
-                    best_score = score
-                    best = s
+            sp = f.slot_pos[s]
+            score = wp.length(sp - p)
+            if has_threat and wp.dot(threat - sp, f.slot_normal[s]) >= 0.0:
+                score += 8.0  # this side of the wall faces the threat: poor cover
+            if score < best_score:
+                best_score = score
+                best = s
     if best >= 0:
         t.cand[i] = best
         wp.atomic_min(f.slot_claim, best, i)

@@ -357,6 +357,20 @@ def enemy_within(f: Field, t: Troops, i: int, radius: float) -> bool:
 
 
 @wp.func
+def free_wall_around(f: Field, tx: int, ty: int, k: int) -> int:
+    """The wall in the k-th of the 3x3 tiles around tile (tx, ty) (row by row, from the lower left) if it has a free
+    cover slot, else -1."""
+    x = tx + k % 3 - 1
+    y = ty + k / 3 - 1
+    if x < 0 or y < 0 or x >= f.tiles_x or y >= f.tiles_y:
+        return -1
+    w = f.tile_wall[y * f.tiles_x + x]
+    if w < 0 or f.wall_free[w] <= 0:
+        return -1
+    return w
+
+
+@wp.func
 def nearest_free_cover(f: Field, t: Troops, i: int) -> wp.vec2:
     """(distance to the nearest wall with a free slot within one tile, its wall) over the 3x3 tiles around i."""
     p = t.pos[i]
@@ -364,19 +378,14 @@ def nearest_free_cover(f: Field, t: Troops, i: int) -> wp.vec2:
     ty = int(wp.floor(p[1] / f.tile))
     best = float(1.0e9)
     best_w = float(-1.0)
-    for dy in range(-1, 2):
-        for dx in range(-1, 2):
-            x = tx + dx
-            y = ty + dy
-            if x < 0 or y < 0 or x >= f.tiles_x or y >= f.tiles_y:
-                continue
-            w = f.tile_wall[y * f.tiles_x + x]
-            if w < 0 or f.wall_free[w] <= 0:
-                continue
-            b = f.walls[w]
-            c = wp.vec2(0.5 * (b[0] + b[2]), 0.5 * (b[1] + b[3]))
-            d = wp.length(c - p)
-            if d < best:
-                best = d
-                best_w = float(w)
+    for k in range(9):
+        w = free_wall_around(f, tx, ty, k)
+        if w < 0:
+            continue
+        b = f.walls[w]
+        c = wp.vec2(0.5 * (b[0] + b[2]), 0.5 * (b[1] + b[3]))
+        d = wp.length(c - p)
+        if d < best:
+            best = d
+            best_w = float(w)
     return wp.vec2(best, best_w)
