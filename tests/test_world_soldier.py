@@ -7,6 +7,7 @@ import pytest
 
 pytest.importorskip("warp")
 
+from goap.codes import Status  # noqa: E402
 from goap.runtime import Brain  # noqa: E402
 from goap.world import World  # noqa: E402
 from worlds.soldier.world import STATS, SoldierWorld  # noqa: E402
@@ -37,6 +38,10 @@ def check_invariants(brain: Brain, world: SoldierWorld, before: dict[str, np.nda
     np.testing.assert_array_equal(brain.alive.numpy(), alive)
     assert (brain.action.numpy()[~alive] == -1).all()
     assert (brain.goal.numpy()[~alive] == -1).all()
+    # a death clears the row as the engine's set_alive does: nothing asked, no search outcome, no pinned goal
+    assert not brain.needs_plan.numpy()[~alive].any() and (brain.replan_cause.numpy()[~alive] == 0).all()
+    assert (brain.plan_status.numpy()[~alive] == Status.NOT_PLANNED).all()
+    assert (brain.pinned_goal.numpy()[~alive] == -1).all() and (brain.cooldown_until.numpy()[~alive] == 0).all()
     if before is not None:
         stayed_dead = ~alive & (before["alive"] == 0)
         np.testing.assert_array_equal(s["pos"][stayed_dead], before["pos"][stayed_dead])
