@@ -7,14 +7,18 @@ import pytest
 
 pytest.importorskip("warp")
 
+from goap.codes import Status  # noqa: E402
 from goap.runtime import Brain  # noqa: E402
 from goap.world import World  # noqa: E402
 from worlds.soldier.world import STATS, SoldierWorld  # noqa: E402
 
 
-def make(n: int = 240, seed: int = 1, world_options: dict | None = None, **options) -> tuple[Brain, SoldierWorld]:
+def make(n: int = 240, seed: int = 1, world_options: dict | None = None, launcher_threads: int | None = None,
+         **options) -> tuple[Brain, SoldierWorld]:
     world = SoldierWorld(**(world_options or {}))
     brain = Brain(world.domain, n, world=world, planner="warp", device="cpu", seed=seed, **options)
+    if launcher_threads is not None:  # the CPU chunks of the world's per-row kernels (sense_soldiers)
+        brain.launcher.threads = launcher_threads
     return brain, world
 
 
@@ -34,6 +38,10 @@ def check_invariants(brain: Brain, world: SoldierWorld, before: dict[str, np.nda
     np.testing.assert_array_equal(brain.alive.numpy(), alive)
     assert (brain.action.numpy()[~alive] == -1).all()
     assert (brain.goal.numpy()[~alive] == -1).all()
+    # a death clears the row as the engine's set_alive does: nothing asked, no search outcome, no pinned goal
+    assert not brain.needs_plan.numpy()[~alive].any() and (brain.replan_cause.numpy()[~alive] == 0).all()
+    assert (brain.plan_status.numpy()[~alive] == Status.NOT_PLANNED).all()
+    assert (brain.pinned_goal.numpy()[~alive] == -1).all() and (brain.cooldown_until.numpy()[~alive] == 0).all()
     if before is not None:
         stayed_dead = ~alive & (before["alive"] == 0)
         np.testing.assert_array_equal(s["pos"][stayed_dead], before["pos"][stayed_dead])
@@ -133,8 +141,10 @@ def test_determinism_across_thread_counts():
     two = run_hash(40, planner_options={"threads": 2})
     assert one == two
     assert run_hash(40) == one
-    # the world's own sense kernel split over threads (chunks of soldiers) changes nothing either
-    assert run_hash(25, n=4096, world_options={"threads": 2}) == run_hash(25, n=4096)
+    # the world's sense kernel split by the launcher into chunks of soldiers on two threads changes nothing either
+    two_chunks, _ = make(n=4096, seed=3, launcher_threads=2)
+    assert two_chunks.launcher.chunks(4096) == 2
+    assert run_hash(25, n=4096, launcher_threads=2) == run_hash(25, n=4096, launcher_threads=1)
     other, _ = make(n=200, seed=4)
     for _ in range(40):
         other.tick()
@@ -277,11 +287,36 @@ def test_view_draws_the_field():
 
 @pytest.mark.parametrize("bad, words", [
     ({"sight": 100.0}, "sight must be at most 80"), ({"speed": 0}, "speed must be"), ({"squad_size": 0}, "squad_size"),
-    ({"width": 10.0}, "width must be at least"), ({"threads": 0}, "threads"), ({"guard_ticks": 1.5}, "guard_ticks"),
+    ({"width": 10.0}, "width must be at least"), ({"area_per_agent": -1.0}, "area_per_agent"),
+    ({"guard_ticks": 1.5}, "guard_ticks"), ({"hold_ticks": True}, "hold_ticks"),
 ])
 def test_bad_options_are_refused(bad, words):
     with pytest.raises(ValueError, match=words):
         SoldierWorld(**bad)
+
+
+def test_a_rule_changed_between_ticks_takes_effect_at_the_next_tick():
+    """The rules are plain attributes: a change reaches the kernels at the next stage (and changes graph_key)."""
+    runs = {}
+    for speed in (3.0, 6.0):
+        brain, world = make(n=120, seed=4)
+        for _ in range(5):
+            brain.tick()
+        key = world.graph_key()
+        world.speed = speed
+        assert (world.graph_key() != key) == (speed != 3.0)
+        before, was_alive = world.positions.copy(), world.alive.copy()
+        brain.tick()
+        moved = np.linalg.norm(world.positions - before, axis=1)[was_alive]  # the dead respawn far away
+        assert moved.max() <= 1.2 * speed + 1e-4  # a flight runs at 1.2 times the speed, everything else at it
+        if speed > 3.0:
+            assert moved.max() > 1.2 * 3.0 + 1e-3  # someone ran further than the old speed allows
+        runs[speed] = brain.state_hash()
+    assert runs[3.0] != runs[6.0]
+    brain, world = make(n=20, seed=4)
+    world.sight = 120.0
+    with pytest.raises(ValueError, match="sight must be at most 80"):
+        brain.tick()
 
 
 def test_a_field_of_a_given_size():
