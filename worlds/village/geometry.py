@@ -3,7 +3,8 @@
 Every world kernel takes the brain's agents as one `goap.kernels.agents.Agents` and the world's own arrays as the
 structs below, so that a kernel's parameters say which tables it reads rather than listing two dozen arrays:
 
-- `Facts`: where each fact lives in a packed state row (``get_fact(agents.states, i, fl, F_HUNGER)``);
+- `goap.kernels.semantics.Layout` (the engine's): where each fact lives in a packed state row
+  (``get_fact(agents.states, i, layout, F_HUNGER)``);
 - `Grid`: the sites and the nearest-site fields over the coarse field grid;
 - `Acts`: per action, what the world does for it (the place walked to, the site kind worked at, ticks of work);
 - `Villagers`: the world's per-agent arrays (position, home, trade, timers, the action being carried out, its site).
@@ -24,7 +25,7 @@ import numpy as np
 import warp as wp
 
 from goap.kernels import init_warp
-from goap.kernels.semantics import read_field, write_field
+from goap.kernels.semantics import Layout, read_field, write_field
 from worlds.village.layout import (
     BIG,
     BUSH,
@@ -98,16 +99,6 @@ N_NOW = len(TIMERS) + 2
 
 
 @wp.struct
-class Facts:
-    """Where each fact lives in a packed state row (from ``brain.tables.layout``)."""
-
-    word: wp.array(dtype=wp.int32)
-    shift: wp.array(dtype=wp.int32)
-    mask: wp.array(dtype=wp.uint64)
-    lo: wp.array(dtype=wp.int32)
-
-
-@wp.struct
 class Grid:
     """The nearest-site fields and the sites bucketed by (kind, field cell)."""
 
@@ -162,16 +153,6 @@ class Villagers:
     found_any: wp.array(dtype=wp.int32)  # 0: no site of the wanted kind is available anywhere
 
 
-def make_facts(layout: Any, device: str) -> Facts:
-    """`Facts` over the domain's bit layout (``brain.tables.layout``)."""
-    fl = Facts()
-    fl.word = wp.array(layout.word.astype(np.int32), dtype=wp.int32, device=device)
-    fl.shift = wp.array(layout.shift.astype(np.int32), dtype=wp.int32, device=device)
-    fl.mask = wp.array([layout.field_mask(f) for f in range(len(layout.word))], dtype=wp.uint64, device=device)
-    fl.lo = wp.array(layout.min.astype(np.int32), dtype=wp.int32, device=device)
-    return fl
-
-
 def make_acts(action_names: list[str], base_cost: np.ndarray, device: str) -> Acts:
     """`Acts` from the tables of `worlds.village.layout` (WORK, TALLY, TRADE_COST, PLACE_KIND) and the domain's
     action costs, in the domain's action order."""
@@ -212,13 +193,14 @@ def make_acts(action_names: list[str], base_cost: np.ndarray, device: str) -> Ac
 
 
 @wp.func
-def get_fact(states: wp.array2d(dtype=wp.uint64), i: int, fl: Facts, f: int) -> int:
-    return wp.int32(read_field(states, i, fl.word[f], fl.shift[f], fl.mask[f])) + fl.lo[f]
+def get_fact(states: wp.array2d(dtype=wp.uint64), i: int, lay: Layout, f: int) -> int:
+    """Fact ``f`` of agent ``i`` (its value, not its encoding)."""
+    return wp.int32(read_field(states, i, lay.word[f], lay.shift[f], lay.mask[f])) + wp.int32(lay.min[f])
 
 
 @wp.func
-def set_fact(states: wp.array2d(dtype=wp.uint64), i: int, fl: Facts, f: int, v: int):
-    write_field(states, i, fl.word[f], fl.shift[f], fl.mask[f], wp.uint64(v - fl.lo[f]))
+def set_fact(states: wp.array2d(dtype=wp.uint64), i: int, lay: Layout, f: int, v: int):
+    write_field(states, i, lay.word[f], lay.shift[f], lay.mask[f], wp.uint64(v - wp.int32(lay.min[f])))
 
 
 @wp.func

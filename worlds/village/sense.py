@@ -16,6 +16,7 @@ import warp as wp
 
 from goap.kernels.agents import Agents
 from goap.kernels.codes import FAILED
+from goap.kernels.semantics import Layout
 from worlds.village.geometry import (
     C_COST_EVERY,
     C_HYSTERESIS,
@@ -51,7 +52,6 @@ from worlds.village.geometry import (
     NOW_MARKET,
     NOW_SEED,
     Acts,
-    Facts,
     Grid,
     Villagers,
     cell_of,
@@ -85,7 +85,7 @@ def sense_clock(clock: wp.array(dtype=wp.int64), periods: wp.array(dtype=wp.int3
 @wp.kernel
 def sense_kernel(
     agents: Agents,
-    fl: Facts,
+    layout: Layout,
     g: Grid,
     ac: Acts,
     v: Villagers,
@@ -102,31 +102,31 @@ def sense_kernel(
     if not agents.alive[i]:
         return
     states = agents.states
-    hunger = get_fact(states, i, fl, F_HUNGER)
+    hunger = get_fact(states, i, layout, F_HUNGER)
     if v.phase[i, 0] == now[0]:
         hunger = wp.min(hunger + 1, 5)
-        set_fact(states, i, fl, F_HUNGER, hunger)
-    fatigue = get_fact(states, i, fl, F_FATIGUE)
+        set_fact(states, i, layout, F_HUNGER, hunger)
+    fatigue = get_fact(states, i, layout, F_FATIGUE)
     if v.phase[i, 1] == now[1]:
         fatigue = wp.min(fatigue + 1, 5)
-        set_fact(states, i, fl, F_FATIGUE, fatigue)
+        set_fact(states, i, layout, F_FATIGUE, fatigue)
     if v.phase[i, 2] == now[2]:  # the village uses what the stockpile holds
-        set_fact(states, i, fl, F_STOCK_WOOD, wp.max(get_fact(states, i, fl, F_STOCK_WOOD) - 1, 0))
-        set_fact(states, i, fl, F_STOCK_FOOD, wp.max(get_fact(states, i, fl, F_STOCK_FOOD) - 1, 0))
+        set_fact(states, i, layout, F_STOCK_WOOD, wp.max(get_fact(states, i, layout, F_STOCK_WOOD) - 1, 0))
+        set_fact(states, i, layout, F_STOCK_FOOD, wp.max(get_fact(states, i, layout, F_STOCK_FOOD) - 1, 0))
     if v.phase[i, 3] == now[3]:
-        set_fact(states, i, fl, F_FIRE, 0)
+        set_fact(states, i, layout, F_FIRE, 0)
     if v.phase[i, 4] == now[4]:
-        set_fact(states, i, fl, F_TAX, 0)
+        set_fact(states, i, layout, F_TAX, 0)
     if v.phase[i, 5] == now[5]:  # a merchant buys one forged tool
-        tools = get_fact(states, i, fl, F_TOOLS)
+        tools = get_fact(states, i, layout, F_TOOLS)
         if tools > 0:
-            set_fact(states, i, fl, F_TOOLS, tools - 1)
-            set_fact(states, i, fl, F_COINS, wp.min(get_fact(states, i, fl, F_COINS) + 3, 9))
+            set_fact(states, i, layout, F_TOOLS, tools - 1)
+            set_fact(states, i, layout, F_COINS, wp.min(get_fact(states, i, layout, F_COINS) + 3, 9))
     rng = wp.rand_init(now[NOW_SEED], i)
     if wp.randf(rng) < storm_p:
-        set_fact(states, i, fl, F_HOUSE, 0)
+        set_fact(states, i, layout, F_HOUSE, 0)
     market_open = now[NOW_MARKET]
-    set_fact(states, i, fl, F_MARKET, market_open)
+    set_fact(states, i, layout, F_MARKET, market_open)
 
     p = v.positions[i]
     cell = cell_of(g, p)
@@ -137,12 +137,12 @@ def sense_kernel(
     berries = int(0)
     if bush >= 0:
         berries = 3
-    set_fact(states, i, fl, F_BERRIES, berries)
+    set_fact(states, i, layout, F_BERRIES, berries)
 
     # Priorities: needs grow with hunger and fatigue, the rest at a per-agent base level; the current goal keeps
     # a bonus; the taxman is only at the market while it is open.
-    coins = get_fact(states, i, fl, F_COINS)
-    iron = get_fact(states, i, fl, F_IRON) > 0 or coins >= 3  # has iron or can buy it
+    coins = get_fact(states, i, layout, F_COINS)
+    iron = get_fact(states, i, layout, F_IRON) > 0 or coins >= 3  # has iron or can buy it
     n_goals = agents.priorities.shape[1]
     for q in range(n_goals):
         pr = v.base_priority[i, q]
@@ -152,7 +152,7 @@ def sense_kernel(
             pr = 1.0 + 1.6 * float(fatigue)
         elif q == G_TAX and (market_open == 0 or coins < 4):
             pr = 0.0
-        elif q == G_FORGE and not (iron or get_fact(states, i, fl, F_PICK) != 0):
+        elif q == G_FORGE and not (iron or get_fact(states, i, layout, F_PICK) != 0):
             pr = 0.0
         elif (q == G_PICK or q == G_HOE) and not iron:
             pr = 0.0
@@ -203,7 +203,7 @@ def work_costs_kernel(agents: Agents, v: Villagers, ac: Acts, first: int, chunk:
 @wp.kernel
 def start_kernel(
     agents: Agents,
-    fl: Facts,
+    layout: Layout,
     g: Grid,
     v: Villagers,
     trade_cum: wp.array(dtype=wp.float32),
@@ -220,16 +220,16 @@ def start_kernel(
     i = wp.tid() + first
     states = agents.states
     rng = wp.rand_init(seed, i)
-    set_fact(states, i, fl, F_AT, 0)
-    set_fact(states, i, fl, F_HUNGER, wp.randi(rng, 0, 3))
-    set_fact(states, i, fl, F_FATIGUE, wp.randi(rng, 0, 3))
-    set_fact(states, i, fl, F_FOOD, wp.randi(rng, 0, 3))
-    set_fact(states, i, fl, F_COINS, wp.randi(rng, 2, 7))
-    set_fact(states, i, fl, F_WOOD, wp.randi(rng, 0, 2))
+    set_fact(states, i, layout, F_AT, 0)
+    set_fact(states, i, layout, F_HUNGER, wp.randi(rng, 0, 3))
+    set_fact(states, i, layout, F_FATIGUE, wp.randi(rng, 0, 3))
+    set_fact(states, i, layout, F_FOOD, wp.randi(rng, 0, 3))
+    set_fact(states, i, layout, F_COINS, wp.randi(rng, 2, 7))
+    set_fact(states, i, layout, F_WOOD, wp.randi(rng, 0, 2))
     # not everyone wakes to a cold hearth and an empty stockpile share
-    set_fact(states, i, fl, F_FIRE, int(wp.randf(rng) < 0.6))
-    set_fact(states, i, fl, F_STOCK_WOOD, wp.randi(rng, 0, 3))
-    set_fact(states, i, fl, F_STOCK_FOOD, wp.randi(rng, 0, 3))
+    set_fact(states, i, layout, F_FIRE, int(wp.randf(rng) < 0.6))
+    set_fact(states, i, layout, F_STOCK_WOOD, wp.randi(rng, 0, 3))
+    set_fact(states, i, layout, F_STOCK_FOOD, wp.randi(rng, 0, 3))
     u = wp.randf(rng)
     t = int(0)
     for j in range(trade_cum.shape[0]):
@@ -239,10 +239,10 @@ def start_kernel(
     hoe = wp.randf(rng) < wp.where(t == 2, C_TOOL_P, 0.1 * C_TOOL_P)
     rod = wp.randf(rng) < wp.where(t == 3, C_TOOL_P, 0.1 * C_TOOL_P)
     pick = wp.randf(rng) < wp.where(t == 4, C_TOOL_P, 0.1 * C_TOOL_P)
-    set_fact(states, i, fl, F_HOE, int(hoe))
-    set_fact(states, i, fl, F_ROD, int(rod))
-    set_fact(states, i, fl, F_PICK, int(pick))
-    set_fact(states, i, fl, F_HOUSE, int(wp.randf(rng) < 0.5))
+    set_fact(states, i, layout, F_HOE, int(hoe))
+    set_fact(states, i, layout, F_ROD, int(rod))
+    set_fact(states, i, layout, F_PICK, int(pick))
+    set_fact(states, i, layout, F_HOUSE, int(wp.randf(rng) < 0.5))
     for j in range(v.phase.shape[1]):
         v.phase[i, j] = wp.randi(rng, 0, periods[j])
     for q in range(v.base_priority.shape[1]):  # the domain's priority x a personality x the trade's weight

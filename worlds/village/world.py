@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import warp as wp
 
+from goap.kernels import semantics
 from goap.launch import Launcher
 from worlds.village import snapshot
 from worlds.village.act import (
@@ -59,7 +60,7 @@ from worlds.village.act import (
     settle_kernel,
 )
 from worlds.village.fields import FieldFlood
-from worlds.village.geometry import N_NOW, Grid, Villagers, make_acts, make_facts
+from worlds.village.geometry import N_NOW, Grid, Villagers, make_acts
 from worlds.village.layout import (
     ACTION_NAMES,
     AGENTS_PER_HOUSE,
@@ -222,7 +223,7 @@ class VillageWorld:
             launcher = brain.launcher
             trade_cum = wp.array(np.cumsum(TRADE_SHARE)[:-1].astype(np.float32), dtype=wp.float32, device=dev)
             launcher.launch_rows(start_kernel, N, [
-                brain.agents, self._facts, self._g, v, trade_cum, self._periods, self._goal_priority,
+                brain.agents, self._layout, self._g, v, trade_cum, self._periods, self._goal_priority,
                 self._trade_goals, self.seed, float(self.width), float(self.height)], record=False)
             launcher.launch_rows(work_costs_kernel, N, [brain.agents, v, self._acts], record=False)
 
@@ -261,7 +262,7 @@ class VillageWorld:
     def _tables(self, brain: Brain) -> None:
         """The domain's tables and the world's per-tick device values (allocated once per reset)."""
         dev = self.device
-        self._facts = make_facts(brain.tables.layout, dev)
+        self._layout = semantics.to_device(brain.tables.layout, semantics.Layout, dev)
         ac = self._acts = make_acts(self.action_names, brain.tables.cost, dev)
         self.move_place, self.kind_of_action, self.work_ticks = (
             ac.move_place.numpy(), ac.kind.numpy(), ac.work_ticks.numpy())
@@ -303,7 +304,7 @@ class VillageWorld:
         launcher = brain.launcher
         launcher.launch(sense_clock, 1, [brain.clock, self._periods, self.seed, self._now])
         launcher.launch_rows(sense_kernel, N, [
-            brain.agents, self._facts, self._g, self._acts, self._villagers, brain.clock, self._now,
+            brain.agents, self._layout, self._g, self._acts, self._villagers, brain.clock, self._now,
             float(self.storm_p), float(self.speed * self.ticks_per_cost)])
 
     # --- act ------------------------------------------------------------------------------------------------
