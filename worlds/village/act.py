@@ -3,7 +3,7 @@
 One tick of act is, in order: `act_clock` (the tick's regrowth seed and the field kind rebuilt, from the world's
 clock: a device array, so a captured graph replays correctly on every tick); `begin_kernel`; ``CLAIM_ROUNDS``
 rounds of `bid_kernel`, `settle_kernel`, `clear_bids_kernel`; `advance_kernel`; `regrow_kernel`; the field
-rebuild (`worlds.village.fields`); `advance_clock`. Contested sites go to the lowest agent id (``wp.atomic_min``
+rebuild (`worlds.village.fields`). Contested sites go to the lowest agent id (``wp.atomic_min``
 on ``bid``), so the result does not depend on thread order. These kernels write other rows than their own (sites,
 tallies) or use atomics: each is one launch over all agents.
 """
@@ -51,11 +51,13 @@ def act_clock(
     regrow_seed: wp.array(dtype=wp.int32),
     field_kind: wp.array(dtype=wp.int32),
 ):
-    """The tick's values for act (one thread): the regrowth seed; the kind whose field is rebuilt (-1: none).
+    """The tick's values for act (one thread): the regrowth seed; the kind whose field is rebuilt (-1: none). The
+    world's clock moves on to the next tick (nothing else in act reads it).
 
     A field is rebuilt every ``every`` ticks, the kinds in ``schedule`` order.
     """
     tick = clock[0]
+    clock[0] = tick + wp.int64(1)
     regrow_seed[0] = tick_seed(seed, tick, 2)
     e = wp.int64(every)
     field_kind[0] = -1
@@ -64,15 +66,11 @@ def act_clock(
 
 
 @wp.kernel
-def advance_clock(clock: wp.array(dtype=wp.int64)):
-    clock[0] = clock[0] + wp.int64(1)
-
-
-@wp.kernel
 def begin_kernel(agents: Agents, g: Grid, ac: Acts, v: Villagers):
     """Start, continue or drop each agent's action; say which site kind it still has to reserve (``want``)."""
     i = wp.tid()
     v.want[i] = -1
+    v.found_any[i] = 1
     a = agents.action[i]
     if a < 0 or not agents.alive[i]:
         release(g, v, i)
@@ -126,11 +124,12 @@ def begin_kernel(agents: Agents, g: Grid, ac: Acts, v: Villagers):
 
 
 @wp.kernel
-def bid_kernel(agents: Agents, g: Grid, ac: Acts, v: Villagers, bid: wp.array(dtype=wp.int32)):
+def bid_kernel(g: Grid, ac: Acts, v: Villagers, bid: wp.array(dtype=wp.int32)):
     """Each agent still wanting a site bids for the nearest free one; the lowest agent id wins it.
 
     A work action looks within ``WORK_RADIUS``; a walk looks around itself, then around the nearest available
     site the field knows of, wherever that is. ``found_any`` = 0 says no site of the kind is available at all.
+    An agent that wants a site carries out ``cur_action`` (`begin_kernel` set it to the brain's action).
     """
     i = wp.tid()
     v.choice[i] = -1
@@ -140,7 +139,7 @@ def bid_kernel(agents: Agents, g: Grid, ac: Acts, v: Villagers, bid: wp.array(dt
     p = v.positions[i]
     here = cell_of(g, p)
     best = int(-1)
-    if ac.move_place[agents.action[i]] >= 0:
+    if ac.move_place[v.cur_action[i]] >= 0:
         s0 = g.field[k, here]
         if s0 < 0:
             v.found_any[i] = 0

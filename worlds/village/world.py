@@ -47,11 +47,10 @@ import numpy as np
 import warp as wp
 
 from goap.kernels import semantics
-from goap.launch import Launcher
+from goap.launch import Launcher, host_sized
 from worlds.village import snapshot
 from worlds.village.act import (
     act_clock,
-    advance_clock,
     advance_kernel,
     begin_kernel,
     bid_kernel,
@@ -214,7 +213,7 @@ class VillageWorld:
         for name in Villagers.vars:
             setattr(v, name, getattr(self, "_positions" if name == "positions" else name))
         self.tallies = wp.zeros(len(TALLIES), dtype=wp.int64, device=dev)
-        self._clock = wp.zeros(1, dtype=wp.int64, device=dev)  # the world's tick (act reads it; +1 per act)
+        self._clock = wp.zeros(1, dtype=wp.int64, device=dev)  # the world's tick (+1 per act, in `act_clock`)
         self._tables(brain)
         for k in range(N_KINDS):
             self._refresh(k, self.nearest, only_free=False)
@@ -252,9 +251,7 @@ class VillageWorld:
         g.field, g.nearest, g.bucket = self.field, self.nearest, self.bucket
         g.site_pos, g.site_kind, g.site_max = self.site_pos, self.site_kind, self.site_max
         g.site_stock, g.site_owner = self.site_stock, self.site_owner
-        self._fields = FieldFlood(g, self.kind_first, dev)
-        # The seeding launch of the per-tick rebuild covers the largest kind it may rebuild.
-        self._field_sites = int(max(self._fields.counts[k] for k in FIELD_SCHEDULE))
+        self._fields = FieldFlood(g, dev)
         # A rebuild costs in proportion to the map: on big maps (many villages) rebuild less often.
         self._field_every = max(FIELD_EVERY, -(-n_cells // FIELD_CELLS_PER_TICK))
         self._map_epoch += 1
@@ -289,7 +286,7 @@ class VillageWorld:
     def _refresh(self, k: int, out: wp.array, only_free: bool) -> None:
         """Rebuild kind k's row of a nearest-site field now (at reset, or after changing sites from the host)."""
         self._refresh_kind.fill_(k)
-        self._fields.launch(self._launcher(), self._refresh_kind, out, only_free, int(self._fields.counts[k]))
+        self._fields.launch(self._launcher(), self._refresh_kind, out, only_free)
 
     @property
     def tick(self) -> int:
@@ -315,17 +312,18 @@ class VillageWorld:
         if N:
             agents, ac = brain.agents, self._acts
             launcher.launch(begin_kernel, N, [agents, g, ac, v])
-            self.found_any.fill_(1)
             for _ in range(CLAIM_ROUNDS):
-                launcher.launch(bid_kernel, N, [agents, g, ac, v, self.bid])
+                launcher.launch(bid_kernel, N, [g, ac, v, self.bid])
                 launcher.launch(settle_kernel, N, [g, v, self.bid])
                 launcher.launch(clear_bids_kernel, N, [v, self.bid])
             launcher.launch(advance_kernel, N, [agents, g, ac, v, self.tallies, float(self.speed * dt)])
         # The world moves on: stock regrows, a kind's nearest-available-site field is rebuilt when one is due.
         if self.n_sites:
             launcher.launch(regrow_kernel, self.n_sites, [g, self._regrow_p, self._regrow_seed])
-        self._fields.launch(launcher, self._field_kind, self.field, True, self._field_sites)
-        launcher.launch(advance_clock, 1, [self._clock])
+        # The rebuild's launches do nothing on ticks where no field is due (`act_clock` wrote -1); on the CPU outside
+        # a capture, where reading the device is free, they are skipped on those ticks (`goap.launch.host_sized`).
+        if not host_sized(launcher.device) or self._field_kind.numpy()[0] >= 0:
+            self._fields.launch(launcher, self._field_kind, self.field, True)
 
     # --- viewer and scoring ---------------------------------------------------------------------------------
     @property
