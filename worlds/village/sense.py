@@ -2,9 +2,9 @@
 
 `sense_clock` turns the brain's clock (a device array: the tick is never a launch argument, so a captured graph
 replays correctly on every tick) into the tick's timer firings, random seed and market hours; `sense_kernel` then
-writes every agent's row. `start_kernel` and `work_costs_kernel` write the starting rows at reset. Every kernel of
-this module writes only its own agent's rows and uses no atomics, so the per-agent ones run in chunks over the
-shared CPU pool (``first``, ``chunk``: `goap.launch.Launcher.launch_rows`).
+writes every agent's row. `start_kernel` and `work_costs_kernel` write the starting rows at reset. These three
+per-agent kernels write only their own agent's rows and use no atomics, so they run in disjoint chunks over the
+shared CPU pool (their last parameters ``first``, ``chunk``: `goap.launch.Launcher.launch_rows`).
 """
 
 # Warp kernels declare dynamic variables as int(0) / float(0.0); UP018 would turn them into constants.

@@ -47,7 +47,7 @@ import numpy as np
 import warp as wp
 
 from goap.kernels import semantics
-from goap.launch import Launcher, host_sized
+from goap.launch import host_sized
 from worlds.village import snapshot
 from worlds.village.act import (
     act_clock,
@@ -280,13 +280,10 @@ class VillageWorld:
         self._field_kind = wp.full(1, -1, dtype=wp.int32, device=dev)
         self._refresh_kind = wp.full(1, -1, dtype=wp.int32, device=dev)
 
-    def _launcher(self) -> Launcher:
-        return self.brain.launcher
-
     def _refresh(self, k: int, out: wp.array, only_free: bool) -> None:
         """Rebuild kind k's row of a nearest-site field now (at reset, or after changing sites from the host)."""
         self._refresh_kind.fill_(k)
-        self._fields.launch(self._launcher(), self._refresh_kind, out, only_free)
+        self._fields.launch(self.brain.launcher, self._refresh_kind, out, only_free)
 
     @property
     def tick(self) -> int:
