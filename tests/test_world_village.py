@@ -147,7 +147,8 @@ def test_same_seed_same_hash():
 
 
 def test_determinism_across_planner_threads():
-    """The world's kernels are single launches and contests go to the lowest id: thread counts change nothing."""
+    """The world's kernels are single launches or chunks that write only their own rows, and contests go to the
+    lowest id: thread counts change nothing."""
     hashes = []
     for options in ({"threads": 1}, {"threads": 2, "chunk_size": 16}, {"threads": 2, "chunk_size": 64}):
         world = VillageWorld()
