@@ -171,7 +171,7 @@ class Launcher:
         self._wp = wp
         self.device = device
         self.threads = max(1, int(threads or cpu_workers())) if device.is_cpu else 1
-        self._records: dict[tuple, tuple[Any, list[Any], Any]] = {}
+        self._records: dict[tuple, list[Any]] = {}  # key -> [launch, inputs it holds, code, dimension set]
         self._lock = threading.Lock()
 
     # --- launches -------------------------------------------------------------------------------------------------
@@ -183,9 +183,11 @@ class Launcher:
         if not record:
             self._wp.launch(kernel, dim=dim, inputs=inputs, device=self.device)
             return
-        cmd = self.recorded(kernel, inputs)
-        cmd.set_dim(dim)
-        cmd.launch()
+        entry = self._entry(kernel, inputs)
+        if entry[3] != dim:  # set_dim rebuilds the launch bounds: only when the dimension changes
+            entry[0].set_dim(dim)
+            entry[3] = dim
+        entry[0].launch()
 
     def recorded(self, kernel: Any, inputs: list[Any]) -> Any:
         """The recorded launch of ``kernel`` with these inputs (dimension 1: set it before launching).
@@ -194,6 +196,11 @@ class Launcher:
         them concurrently is safe). Warp frees a module's code when it reloads the module, so an entry recorded
         against code no longer loaded is recorded again.
         """
+        entry = self._entry(kernel, inputs)
+        entry[3] = None  # the caller sets the dimension
+        return entry[0]
+
+    def _entry(self, kernel: Any, inputs: list[Any]) -> list[Any]:
         key = (id(kernel), *(_arg_key(x) for x in inputs))
         entry = self._records.get(key)
         if entry is None or not any(e is entry[2] for e in kernel.module.execs.values()):
@@ -203,8 +210,8 @@ class Launcher:
                 cmd = self._wp.launch(kernel, dim=1, inputs=inputs, device=self.device, record_cmd=True)
                 ctx = self.device.context
                 loaded = next((e for k, e in kernel.module.execs.items() if k[0] == ctx), None)
-                entry = self._records[key] = (cmd, list(inputs), loaded)
-        return entry[0]
+                entry = self._records[key] = [cmd, list(inputs), loaded, 1]
+        return entry
 
     def launch_rows(self, kernel: Any, dim: int, inputs: list[Any], *, record: bool = True) -> None:
         """Launch a per-row kernel whose last two parameters are ``first`` (its first row) and ``chunk`` (its
@@ -223,9 +230,11 @@ class Launcher:
                 break
             n = min(size, dim - first)
             if record:
-                cmd = self.recorded(kernel, [*inputs, first, k])
-                cmd.set_dim(n)
-                jobs.append(cmd.launch)
+                entry = self._entry(kernel, [*inputs, first, k])
+                if entry[3] != n:
+                    entry[0].set_dim(n)
+                    entry[3] = n
+                jobs.append(entry[0].launch)
             else:
                 jobs.append(lambda k=k, first=first, n=n: self._wp.launch(
                     kernel, dim=n, inputs=[*inputs, first, k], device=self.device))
