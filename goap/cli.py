@@ -23,6 +23,7 @@ import numpy as np
 from goap.argtypes import check_output_file, non_negative_int, positive_int, random_seed
 from goap.domain import BOOL, ENUM, DomainError
 from goap.domain_file import load_domain
+from goap.launch import CaptureError
 from goap.planners.base import DEFAULT_MAX_NODES, DEFAULT_MAX_PLAN_LENGTH, PLANNERS
 
 
@@ -89,6 +90,9 @@ def _run_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--plan-cache", type=non_negative_int, default=0, metavar="K",
                    help="a plan cache of K entries across ticks (0: none); hit rates in the summary")
     r.add_argument("--no-dedupe", action="store_true", help="search every agent's query, even when equal")
+    r.add_argument("--capture", action="store_true",
+                   help="record the tick as graphs and replay them (CUDA graphs on a GPU, Warp's CPU graphs on the "
+                        "CPU); the world must be capturable")
     r.add_argument("--json", metavar="FILE", help="write the summary as one JSON object")
     r.add_argument("--selector", choices=["priority", "utility"], default="priority",
                    help="goal choice: the world's priorities, or a learned utility model (--model; needs torch)")
@@ -172,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = COMMANDS[args.command].run(args)
         sys.stdout.flush()  # a full disk shows here when stdout is a file: report it, do not exit 0
         return code
-    except (DomainError, CliError) as e:
+    except (DomainError, CliError, CaptureError) as e:
         print(f"goap: error: {e}", file=sys.stderr)
         return 1
     except ValueError as e:
@@ -332,7 +336,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     scorer = _utility_selector(args, world.domain) if args.selector == "utility" else None
     brain = Brain(
         world.domain, args.agents, world=world, planner=args.planner, device=args.device,
-        plan_budget=budget, seed=args.seed, goal_scorer=scorer,
+        plan_budget=budget, seed=args.seed, goal_scorer=scorer, capture=args.capture,
         **({} if args.planner == "reference" else {"dedupe": not args.no_dedupe, "plan_cache": args.plan_cache}),
     )
     log = brain.record_outcomes() if args.log_outcomes else None
