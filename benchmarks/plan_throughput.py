@@ -14,7 +14,8 @@ Also reports the Warp planner's start-up: the first load of each kernel module i
 
 Further sections (``--sections``, comma separated; all by default):
 
-    heuristics  expansions and plans/s of each heuristic (hmax, hmax2, hmax1) on the worlds and random domains
+    heuristics  expansions and plans/s of each heuristic (lmcut, hmax, hmax_depth2, hmax_depth1) on the worlds
+                and random domains
     soldier     20,000 distinct soldier queries: plans per CPU-second of the Warp planner on 1 and 2 threads and
                 of a one-thread C bitfield A* (benchmarks/c_baseline/astar.c, built with the system ``cc``;
                 skipped with a message when there is none); the ratios
@@ -131,8 +132,8 @@ def throughput(args: argparse.Namespace) -> list[dict]:
     repeats = 1 if args.quick else args.repeats
     facts = [int(x) for x in args.facts.split(",")]
     rows = []
-    header = f"{'domain':12s} {'planner':9s} {'batch':>7s} {'plans/s':>10s} {'x ref':>7s} {'exp p50':>7s} " \
-             f"{'exp p99':>7s} {'B/agent':>8s} {'agree':>7s}  statuses"
+    header = f"{'domain':12s} {'planner':9s} {'batch':>7s} {'plans/s':>10s} {'x ref':>7s} {'plans/CPU-s':>11s} " \
+             f"{'exp p50':>7s} {'exp p99':>7s} {'B/agent':>8s} {'agree':>7s}  statuses"
     print(header)
     print("-" * len(header))
     for name, domain in domains(facts):
@@ -157,12 +158,13 @@ def throughput(args: argparse.Namespace) -> list[dict]:
         for n in batches:
             states, goals = states_all[:n], problems.goals[:n]
             fast.plan(states[:64], goals[:64])  # warm-up: scratch allocation, thread pool
-            seconds, batch = timed(lambda f=fast, s=states, g=goals: f.plan(s, g), repeats)
+            cpu, seconds, batch = cpu_timed(lambda f=fast, s=states, g=goals: f.plan(s, g), repeats)
             same = (batch.status[:k] == ref_batch.status) & (
                 (batch.cost[:k] == ref_batch.cost) | (np.isnan(batch.cost[:k]) & np.isnan(ref_batch.cost))
             )
             row = {
                 "domain": name, "planner": "warp", "batch": n, "plans_per_second": round(n / seconds, 1),
+                "plans_per_cpu_second": round(n / cpu, 1),
                 "expanded_p50": float(np.median(batch.expanded)),
                 "expanded_p99": float(np.percentile(batch.expanded, 99)),
                 "bytes_per_agent": fast.bytes_per_agent(), "agreement": float(same.mean()),
@@ -179,9 +181,10 @@ def throughput(args: argparse.Namespace) -> list[dict]:
 def _print(row: dict, ref_rate: float) -> None:
     ratio = row["plans_per_second"] / ref_rate
     b = "-" if row["bytes_per_agent"] is None else f"{row['bytes_per_agent']:,}"
+    cpu = "-" if row.get("plans_per_cpu_second") is None else f"{row['plans_per_cpu_second']:,.0f}"
     statuses = " ".join(f"{k}={v}" for k, v in row["statuses"].items())
     print(f"{row['domain']:12s} {row['planner']:9s} {row['batch']:>7d} {row['plans_per_second']:>10,.0f} "
-          f"{ratio:>7.1f} {row['expanded_p50']:>7.0f} {row['expanded_p99']:>7.0f} {b:>8s} "
+          f"{ratio:>7.1f} {cpu:>11s} {row['expanded_p50']:>7.0f} {row['expanded_p99']:>7.0f} {b:>8s} "
           f"{row['agreement']:>7.1%}  {statuses}", flush=True)
 
 
@@ -190,7 +193,7 @@ def heuristics(args: argparse.Namespace) -> list[dict]:
     """Expansions and plans/s of each heuristic, same problems, same planner otherwise."""
     n = 1000 if args.quick else 5000
     rows = []
-    print(f"{'domain':12s} {'heuristic':9s} {'plans/s':>10s} {'exp mean':>9s} {'exp p99':>8s}  statuses")
+    print(f"{'domain':12s} {'heuristic':11s} {'plans/s':>10s} {'exp mean':>9s} {'exp p99':>8s}  statuses")
     for name, domain in domains([32, 64]):
         problems = random_problems(domain, n, seed=7, walk=8)
         base = ReferencePlanner(domain)
@@ -208,7 +211,7 @@ def heuristics(args: argparse.Namespace) -> list[dict]:
                    "expanded_p99": float(np.percentile(batch.expanded, 99)),
                    "same_costs_as_hmax": bool(np.array_equal(batch.cost[ok], costs[ok])), "statuses": batch.counts()}
             rows.append(row)
-            print(f"{name:12s} {h:9s} {row['plans_per_second']:>10,.0f} {row['expanded_mean']:>9.1f} "
+            print(f"{name:12s} {h:11s} {row['plans_per_second']:>10,.0f} {row['expanded_mean']:>9.1f} "
                   f"{row['expanded_p99']:>8.0f}  {' '.join(f'{k}={v}' for k, v in row['statuses'].items())}",
                   flush=True)
             fast.close()
@@ -314,7 +317,7 @@ def soldier(args: argparse.Namespace) -> dict:
                    "expanded_mean": float(batch.expanded.mean()), "statuses": batch.counts(),
                    "same_costs": bool(np.array_equal(batch.cost, base_costs, equal_nan=True))}
             out["warp"].append(row)
-            print(f"warp {h:6s} {threads} thread(s): {row['plans_per_cpu_second']:>10,.0f} plans/CPU-s "
+            print(f"warp {h:11s} {threads} thread(s): {row['plans_per_cpu_second']:>10,.0f} plans/CPU-s "
                   f"{row['plans_per_second']:>10,.0f} plans/s  expanded {row['expanded_mean']:.1f}  "
                   f"{' '.join(f'{k}={v}' for k, v in row['statuses'].items())}", flush=True)
             fast.close()

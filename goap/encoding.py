@@ -275,7 +275,7 @@ def hash_size(max_nodes: int) -> int:
 
 def scratch_bytes_per_agent(
     n_words: int, max_nodes: int, n_actions: int, n_pre: int, max_plan_length: int, n_facts: int = 1,
-    n_conditions: int | None = None, heuristic: str = "hmax2",
+    n_conditions: int | None = None, heuristic: str = "hmax_depth2",
 ) -> int:
     """Device memory one agent's search needs with a pool of ``max_nodes`` states (see `goap.kernels.astar`)::
 
@@ -283,7 +283,7 @@ def scratch_bytes_per_agent(
         + 28 M                 g, h (float64), parent, open-list position, open list
         + 4 H                  hash table (H = the power of two >= 2M)
         + 8 A                  this agent's action costs
-        + 8 P                  hmax2: cheapest achiever per precondition (P preconditions in all)
+        + 8 P                  hmax_depth2: cheapest achiever per precondition (P preconditions in all)
         + 12 A + 16 C          hmax and lmcut: per action its h_max and unmet preconditions; per distinct
                                precondition (C, at most P) its h_max, queue entry and queue position
         + 16 A + 4 C           lmcut: per action remaining cost, pcf and mark; per condition a mark
@@ -296,7 +296,7 @@ def scratch_bytes_per_agent(
     a, c = max(1, n_actions), max(1, n_pre if n_conditions is None else n_conditions)
     per_node = 8 * n_words * (m + 1) + 28 * m + 4 * hash_size(m)
     per_agent = 8 * a + 8 * max(1, n_facts)
-    per_agent += 8 * max(1, n_pre) if heuristic == "hmax2" else 8
+    per_agent += 8 * max(1, n_pre) if heuristic == "hmax_depth2" else 8
     per_agent += 12 * a + 16 * c if heuristic in ("hmax", "lmcut") else 28
     per_agent += 16 * a + 4 * c if heuristic == "lmcut" else 20
     return per_node + per_agent + 4 * max_plan_length + 18

@@ -10,7 +10,7 @@ import pytest
 
 from goap.bench.random_domains import random_domain, random_problems
 from goap.encoding import encode
-from goap.planners.base import HEURISTICS, PlanBatch, Status
+from goap.planners.base import PlanBatch, Status
 from goap.planners.dedupe import COUNTERS, DedupingPlanner, wrap
 from goap.planners.reference import ReferencePlanner
 from goap.planners.warp_astar import WarpAStarPlanner
@@ -85,7 +85,7 @@ POOLS = (
     else {"max_nodes": 256}
 )
 # The cheapest heuristic keeps these tests quick; which one searches does not matter to grouping.
-POOLS["heuristic"] = "hmax1" if "hmax1" in HEURISTICS else "h1"
+POOLS["heuristic"] = "hmax_depth1"
 
 
 @pytest.fixture(scope="module")
@@ -254,8 +254,7 @@ def test_one_thread_per_request_as_on_a_gpu(domain_tables, warp_inner, bits):
     and results. (Concurrent claims on a real GPU are not exercised here.)"""
     states, goals, costs, enabled = near_duplicate_batch(domain_tables, seed=16, n=500)
     alone = warp_inner.plan(states, goals, costs, enabled)
-    dp = DedupingPlanner(warp_inner, cache_capacity=64, hash_bits=bits)
-    dp._per_row = True
+    dp = DedupingPlanner(warp_inner, cache_capacity=64, hash_bits=bits, per_row=True)
     for _ in range(2):
         assert_same(dp.plan(states, goals, costs, enabled), alone)
     st = dp.stats()

@@ -273,7 +273,7 @@ def test_pddl_commands_default_to_lmcut(monkeypatch, capsys, tmp_path):
     from goap.cli import main
     from goap.planners.base import DEFAULT_HEURISTIC, PDDL_HEURISTIC
 
-    assert (PDDL_HEURISTIC, DEFAULT_HEURISTIC) == ("lmcut", "hmax2")
+    assert (PDDL_HEURISTIC, DEFAULT_HEURISTIC) == ("lmcut", "hmax_depth2")
     seen: list = []
     real = planners.make_planner
 
@@ -291,7 +291,30 @@ def test_pddl_commands_default_to_lmcut(monkeypatch, capsys, tmp_path):
     assert run(build_parser().parse_args([*pddl, *common])) == 0
     assert run(build_parser().parse_args([*pddl, *common, "--planner-option", "heuristic=hmax"])) == 0
     assert run(build_parser().parse_args(["--suite", "random", "--facts", "16", "--problems", "2", *common])) == 0
-    assert seen == ["lmcut", "lmcut", "hmax", None]  # None: the planner's own default, hmax2
+    assert seen == ["lmcut", "lmcut", "hmax", None]  # None: the planner's own default, hmax_depth2
+
+
+@pytest.mark.parametrize(("old", "new"), [("hmax2", "hmax_depth2"), ("hmax1", "hmax_depth1")])
+def test_old_heuristic_names_still_work_and_warn(old, new):
+    """The names of the last release are deprecated aliases: accepted with a DeprecationWarning naming the new
+    name, the same searches as the new name; the older h2 / h1 stay refused; only new names are listed."""
+    from goap.planners.base import HEURISTICS, RENAMED_HEURISTICS
+
+    assert new in HEURISTICS and old not in HEURISTICS and RENAMED_HEURISTICS[old] == new
+    domain = random_domain(3, 16)
+    problems = random_problems(domain, 40, seed=3)
+    for cls in (ReferencePlanner, WarpAStarPlanner):
+        options = {} if cls is ReferencePlanner else {"device": DEVICE}
+        with pytest.warns(DeprecationWarning, match=f"'{old}' is now called '{new}'"):
+            aliased = cls(domain, heuristic=old, **options)
+        assert aliased.heuristic == new
+        current = cls(aliased.tables, heuristic=new, **options)
+        states = aliased.tables.pack_states(problems.values)
+        a, b = aliased.plan(states, problems.goals), current.plan(states, problems.goals)
+        for name in ("status", "cost", "expanded", "actions"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    with pytest.raises(ValueError, match=f"'h{old[-1]}' is now called '{new}'"):
+        ReferencePlanner(domain, heuristic=f"h{old[-1]}")
 
 
 @pytest.mark.slow

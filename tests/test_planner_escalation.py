@@ -34,7 +34,7 @@ def random_case(seed: int, n_facts: int, n: int):
     return domain, problems, costs, enabled
 
 
-@pytest.mark.parametrize("heuristic", ["hmax", "hmax2", "hmax1"])
+@pytest.mark.parametrize("heuristic", ["hmax", "hmax_depth2", "hmax_depth1"])
 @pytest.mark.parametrize(
     ("seed", "n_facts", "n"), [(31, 20, 120), pytest.param(32, 48, 50, marks=pytest.mark.slow)]
 )
@@ -57,8 +57,9 @@ def test_escalation_matches_reference(heuristic, seed, n_facts, n):
 
 def test_deferred_escalation_within_a_per_call_budget():
     domain, problems, costs, enabled = random_case(33, 40, 40)
-    ref = ReferencePlanner(domain, max_nodes=16, growth=4, node_ceiling=1024, heuristic="hmax1")
-    fast = WarpAStarPlanner(ref.tables, max_nodes=16, growth=4, node_ceiling=1024, heuristic="hmax1", device=DEVICE)
+    ref = ReferencePlanner(domain, max_nodes=16, growth=4, node_ceiling=1024, heuristic="hmax_depth1")
+    fast = WarpAStarPlanner(ref.tables, max_nodes=16, growth=4, node_ceiling=1024, heuristic="hmax_depth1",
+                            device=DEVICE)
     states = ref.tables.pack_states(problems.values)
     r_out, f_out = PlanBatch.empty(40, ref.max_plan_length), PlanBatch.empty(40, fast.max_plan_length)
     final = ref.plan(states, problems.goals, costs, enabled)
@@ -106,7 +107,7 @@ def exactness_domain():
     )
 
 
-@pytest.mark.parametrize("heuristic", ["hmax", "hmax2", "hmax1"])
+@pytest.mark.parametrize("heuristic", ["hmax", "hmax_depth2", "hmax_depth1"])
 def test_float32_counterexample_gives_the_direct_action_and_its_true_cost(heuristic):
     domain = exactness_domain()
     for planner in (ReferencePlanner(domain, heuristic=heuristic),

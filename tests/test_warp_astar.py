@@ -38,7 +38,8 @@ def assert_same(ref, fast, domain, states_values, goals, goal_table, costs=None,
 # Facts chosen so that states take 1, 2, 3, 4 and 5 words.
 @pytest.mark.parametrize(
     ("seed", "n_facts", "words", "heuristic"),
-    [(11, 24, 1, "hmax"), (12, 60, 2, "hmax"), (13, 110, 3, "hmax2"), (14, 150, 4, "hmax1"), (15, 190, 5, "hmax2")],
+    [(11, 24, 1, "hmax"), (12, 60, 2, "hmax"), (13, 110, 3, "hmax_depth2"), (14, 150, 4, "hmax_depth1"),
+     (15, 190, 5, "hmax_depth2")],
 )
 def test_warp_matches_reference(seed, n_facts, words, heuristic):
     domain = random_domain(seed, n_facts, int_fraction=0.3)
@@ -191,8 +192,8 @@ def test_registry_and_memory_formula():
     domain = small_domain()
     planner = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32)
     assert isinstance(planner, WarpAStarPlanner)
-    # hmax2 (default): 8W(M+1) + 28M + 4H + 8A + 8P + 28 + 20 + 8F + 4L + 18 with W=1, M=1024, H=2048, A=3 actions,
-    # P=2 preconditions, F=3 facts, L=32 (28 and 20: one element of each h_max and LM-cut array)
+    # hmax_depth2 (default): 8W(M+1) + 28M + 4H + 8A + 8P + 28 + 20 + 8F + 4L + 18 with W=1, M=1024, H=2048,
+    # A=3 actions, P=2 preconditions, F=3 facts, L=32 (28 and 20: one element of each h_max and LM-cut array)
     nodes = 8 * 1025 + 28 * 1024 + 4 * 2048
     assert planner.bytes_per_agent() == nodes + 8 * 3 + 8 * 2 + 28 + 20 + 8 * 3 + 4 * 32 + 18
     full = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32, heuristic="hmax")
@@ -206,7 +207,7 @@ def test_registry_and_memory_formula():
         held = sum(getattr(sc, f).capacity for f in ("node_state", "node_g", "node_h", "node_parent", "node_pos",
                    "heap", "table", "act_cost", "pre_cost", "cond_h", "act_h", "cond_heap", "cond_pos", "act_left",
                    "act_rc", "act_pcf", "act_mark", "cond_mark", "reached"))
-        assert held + 4 * 32 + 18 == p.bytes_per_agent()
+        assert held + 4 * 32 + 18 == p.bytes_per_agent() == p._row_bytes(1024) + 4 * 32 + 18
     # No more than the float32 planner's 8W(M+1) + 29M + 4H + ... at the first pool.
     assert planner.bytes_per_agent() <= 8 * 1025 + 29 * 1024 + 4 * 2048 + 4 * 3 + 4 * 2 + 8 * 3 + 4 * 32 + 13
     # The village at the defaults: 100,000 agents in one GPU launch fit in a few GiB.
@@ -258,7 +259,7 @@ def test_cpu_scratch_stays_within_the_memory_cap():
     assert 0 < big.scratch_bytes <= cap
 
 
-@pytest.mark.parametrize("weaker", ["hmax1", "hmax2"])
+@pytest.mark.parametrize("weaker", ["hmax_depth1", "hmax_depth2"])
 def test_weaker_heuristics_match_their_reference_and_expand_more(weaker):
     domain = load_domain(Path(__file__).resolve().parent.parent / "worlds/village/domain.toml")
     problems = random_problems(domain, 150, seed=4, walk=8)
@@ -273,5 +274,5 @@ def test_weaker_heuristics_match_their_reference_and_expand_more(weaker):
     assert f.expanded[both].sum() > best.expanded[both].sum()  # full h_max is the stronger one
     with pytest.raises(ValueError, match="unknown heuristic"):
         WarpAStarPlanner(domain, heuristic="hmax3", device=DEVICE)
-    with pytest.raises(ValueError, match="'h2' is now called 'hmax2'"):
+    with pytest.raises(ValueError, match="'h2' is now called 'hmax_depth2'"):
         WarpAStarPlanner(domain, heuristic="h2", device=DEVICE)

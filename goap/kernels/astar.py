@@ -14,7 +14,7 @@ Per-thread scratch (one row per thread of a wave, so CPU chunks reuse a chunk-si
     heap         int32  [T, M]           binary heap of node ids ordered by (f, h, node); f = g + w h from node_g/h
     table        int32  [T, H]           open addressing, -1 = empty; H = the power of two >= 2M
     act_cost     float64[T, A]           this agent's action costs, inf where disabled
-    pre_cost     float64[T, P]           cheapest usable achiever of each action precondition (hmax2)
+    pre_cost     float64[T, P]           cheapest usable achiever of each action precondition (hmax_depth2)
     cond_h/act_h float64[T, C] / [T, A]  h_max of each distinct precondition, and per action the max over its own
     cond_heap/pos int32 [T, C]           h_max's queue of conditions (LM-cut's stacks once it is empty), positions
     act_left     int32  [T, A]           per action, its preconditions not yet popped (-2: outside the cone, off)
@@ -37,6 +37,7 @@ import functools
 
 import warp as wp
 
+from goap.kernels.codes import ST_BUDGET, ST_NO_PLAN, ST_OK, ST_SATISFIED, ST_TOO_LONG
 from goap.kernels.semantics import (
     CondList,
     DomainTables,
@@ -48,17 +49,12 @@ from goap.kernels.semantics import (
     goal_satisfied,
 )
 
-STATUS_OK = wp.constant(0)
-STATUS_SATISFIED = wp.constant(1)
-STATUS_NO_PLAN = wp.constant(2)
-STATUS_BUDGET = wp.constant(3)
-STATUS_TOO_LONG = wp.constant(4)
-
 HEUR_HMAX = wp.constant(0)
-HEUR_HMAX2 = wp.constant(1)
-HEUR_HMAX1 = wp.constant(2)
+HEUR_HMAX_DEPTH2 = wp.constant(1)
+HEUR_HMAX_DEPTH1 = wp.constant(2)
 HEUR_LMCUT = wp.constant(3)
-HEURISTIC_CODES = {"hmax": 0, "hmax2": 1, "hmax1": 2, "lmcut": 3}
+#: The heuristics' codes (``Search.heuristic``), by their names in `goap.planners.base.HEURISTICS`.
+HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3}
 OUTSIDE = wp.constant(-2)  # cond_pos of a condition outside the goal's cone, act_left of an action outside or off
 
 
@@ -694,8 +690,8 @@ def unmet_goal_term(
     lay_shift: wp.array(dtype=wp.int32), lay_mask: wp.array(dtype=wp.uint64),
     default_pre_cost: wp.array(dtype=wp.float64), g: int, c_min: wp.float64, kind: int, per_agent: int,
 ) -> wp.float64:
-    """h of node row r for ``hmax`` (after `hmax_dijkstra` filled act_h), ``hmax2`` and ``hmax1``: the max over
-    unmet goal conditions of the cheapest way through an achiever, maxed with the step-count bound.
+    """h of node row r for ``hmax`` (after `hmax_dijkstra` filled act_h), ``hmax_depth2`` and ``hmax_depth1``: the
+    max over unmet goal conditions of the cheapest way through an achiever, maxed with the step-count bound.
 
     It takes the arrays it reads, not the table structs: Warp passes arguments by value, and the CPU backend
     copies every struct argument at each call (the Scratch and four table structs were about 8 KB a node).
@@ -715,7 +711,7 @@ def unmet_goal_term(
                     through = c
                     if kind == HEUR_HMAX:
                         through = c + act_h[t, a]
-                    elif kind == HEUR_HMAX2:
+                    elif kind == HEUR_HMAX_DEPTH2:
                         pending = wp.float64(0.0)
                         for q in range(pre_start[a], pre_start[a + 1]):
                             f = pre_fact[q]
@@ -824,6 +820,12 @@ def astar_kernel(n_words: int) -> wp.Kernel:
         M = s.pool
         base = t * (M + 1)
         spare = base + M  # where successors are built
+        if s.level > 0 and (row_step != 0 or tid == 0):
+            # Escalated levels share one arena of scratch (see WarpAStarPlanner._level_scratch), so a row's hash
+            # table may hold another level's data: emptied by the first search of the row in this launch (later
+            # ones find it empty, as every search leaves it).
+            for k in range(s.hash_mask + 1):
+                sc.table[t, k] = -1
         L = out.actions.shape[1]
         if s.entry != 0 or s.level > 0:
             for k in range(L):
@@ -835,7 +837,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
             lv = wp.clamp(int(out.level[row]), 0, s.last_level + 1)
             if lv > s.level:
                 out.level[row] = wp.int8(lv)
-                out.status[row] = wp.int8(STATUS_BUDGET)
+                out.status[row] = wp.int8(ST_BUDGET)
                 if lv <= s.last_level:
                     wp.atomic_add(pending, 0, 1)  # searched by a later wave of this call (or a later call)
                 return  # (past the last level: every pool was tried; final)
@@ -845,7 +847,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
         for w in range(W):
             sc.node_state[base, w] = q.states[row, w]
         if goal_satisfied(sc.node_state, base, gt.mask, gt.value, gt.ints, g):
-            out.status[row] = wp.int8(STATUS_SATISFIED)
+            out.status[row] = wp.int8(ST_SATISFIED)
             out.cost[row] = wp.float64(0.0)
             return
 
@@ -863,7 +865,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
             sc.act_cost[t, a] = c
             c_min = wp.min(c_min, c)
         rx = dt.relaxed
-        if s.heuristic == HEUR_HMAX2 and q.has_costs + q.has_enabled > 0:
+        if s.heuristic == HEUR_HMAX_DEPTH2 and q.has_costs + q.has_enabled > 0:
             for p in range(rx.n_pre):
                 best = inf
                 for k in range(rx.pre_ach_start[p], rx.pre_ach_start[p + 1]):
@@ -871,7 +873,8 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                 sc.pre_cost[t, p] = best
 
         per_agent = q.has_costs + q.has_enabled
-        cheap = s.heuristic == HEUR_HMAX2 or s.heuristic == HEUR_HMAX1  # no per-node tables: see unmet_goal_term
+        # No per-node tables for the truncated h_max: see unmet_goal_term.
+        cheap = s.heuristic == HEUR_HMAX_DEPTH2 or s.heuristic == HEUR_HMAX_DEPTH1
         lay = dt.layout
         h0 = wp.float64(0.0)
         if cheap:
@@ -882,11 +885,11 @@ def astar_kernel(n_words: int) -> wp.Kernel:
         else:
             h0 = heuristic(sc, t, base, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent)
         if is_inf(h0):
-            out.status[row] = wp.int8(STATUS_NO_PLAN)
+            out.status[row] = wp.int8(ST_NO_PLAN)
             return
         if s.level > 0:  # an escalated search: prove the goal relaxed-unreachable before a large search
             if not relaxed_reachable(sc, t, base, row, q, dt, gt, g):
-                out.status[row] = wp.int8(STATUS_NO_PLAN)
+                out.status[row] = wp.int8(ST_NO_PLAN)
                 return
 
         sc.node_g[t, 0] = wp.float64(0.0)
@@ -898,7 +901,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
         heap_size = int(1)
         count = int(1)
         expanded = int(0)
-        status = int(STATUS_NO_PLAN)
+        status = int(ST_NO_PLAN)
         goal_node = int(-1)
 
         for _pop in range(s.max_pops):
@@ -907,7 +910,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
             node = pop_first(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, heap_size, s.weight, s.greedy)
             heap_size -= 1
             if goal_satisfied(sc.node_state, base + node, gt.mask, gt.value, gt.ints, g):
-                status = STATUS_OK
+                status = ST_OK
                 goal_node = node
                 break
             expanded += 1
@@ -935,7 +938,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                     if is_inf(h_child):
                         continue
                     if count >= M:
-                        status = STATUS_BUDGET
+                        status = ST_BUDGET
                         break
                     known = count
                     count += 1
@@ -960,16 +963,16 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                         sc.heap[t, pos] = known
                         heap_size += 1
                     sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, pos, s.weight, s.greedy)
-            if status == STATUS_BUDGET:
+            if status == ST_BUDGET:
                 break
-        if status == STATUS_NO_PLAN and heap_size > 0:
-            status = STATUS_BUDGET  # the pop limit: only reopening gets here (see goap.planners.base.POP_FACTOR)
+        if status == ST_NO_PLAN and heap_size > 0:
+            status = ST_BUDGET  # the pop limit: only reopening gets here (see goap.planners.base.POP_FACTOR)
 
         out.expanded[row] = expanded
-        if status == STATUS_BUDGET and s.level == 0:  # the first pool filled up: escalate only if it can help
+        if status == ST_BUDGET and s.level == 0:  # the first pool filled up: escalate only if it can help
             if not relaxed_reachable(sc, t, base, row, q, dt, gt, g):
-                status = STATUS_NO_PLAN
-        if status == STATUS_OK:
+                status = ST_NO_PLAN
+        if status == ST_OK:
             length = int(0)
             n = goal_node
             for _step in range(count):
@@ -980,7 +983,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
             out.length[row] = length
             out.cost[row] = sc.node_g[t, goal_node]
             if length > L:
-                status = STATUS_TOO_LONG
+                status = ST_TOO_LONG
             # Read the plan back: the first usable action from the parent to the node at exactly the node's g.
             n = goal_node
             for k in range(length):
@@ -999,7 +1002,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                 if step < L:
                     out.actions[row, step] = found
                 n = p
-        if status == STATUS_BUDGET:
+        if status == ST_BUDGET:
             out.level[row] = wp.int8(s.level + 1)  # the next pool, or last_level + 1: every pool was tried
             if s.level < s.last_level:
                 wp.atomic_add(pending, 0, 1)
@@ -1028,7 +1031,7 @@ def select_level(
         row = i
         if q.use_ids != 0:
             row = q.ids[i]
-        if int(out.status[row]) == STATUS_BUDGET and int(out.level[row]) == level:
+        if int(out.status[row]) == ST_BUDGET and int(out.level[row]) == level:
             flags[i] = 1
 
 
@@ -1046,6 +1049,14 @@ def compact_level(
 
 
 @wp.kernel(enable_backward=False)
+def start_budget(budget: wp.array(dtype=wp.int64), nodes: wp.int64):
+    """A call's escalation budget (see `grant_level`): ``nodes`` pool states, no escalated search run yet. A kernel,
+    so that a captured call starts from the bound again at every replay."""
+    budget[0] = nodes
+    budget[1] = wp.int64(0)
+
+
+@wp.kernel(enable_backward=False)
 def grant_level(
     flags: wp.array(dtype=wp.int32), offsets: wp.array(dtype=wp.int32), n: int, pool: int, slots: int,
     bounded: int, budget: wp.array(dtype=wp.int64), granted: wp.array(dtype=wp.int32),
@@ -1060,7 +1071,9 @@ def grant_level(
         waiting = offsets[n - 1] + flags[n - 1]
     run = wp.min(waiting, slots)
     if bounded != 0:
-        allowed = int(budget[0] // wp.int64(pool))
+        allowed = int(0)  # the first search may overdraw the budget: none runs after it then
+        if budget[0] > wp.int64(0):
+            allowed = int(budget[0] // wp.int64(pool))
         if budget[1] == wp.int64(0):
             allowed = wp.max(allowed, 1)
         run = wp.min(run, allowed)

@@ -39,19 +39,26 @@ from typing import Any
 
 import warp as wp
 
+from goap.codes import DEDUPE_COUNTERS
+from goap.kernels.codes import (
+    DC_CALLS,
+    DC_DISTINCT,
+    DC_EVICTED,
+    DC_HITS,
+    DC_INSERTED,
+    DC_MISSES,
+    DC_REFUSED,
+    DC_REQUESTS,
+    DC_UNCACHEABLE,
+)
+
 wp.set_module_options({"enable_backward": False})
 
-# Counter indices (`goap.planners.dedupe.COUNTERS` names them).
-C_CALLS = wp.constant(0)
-C_REQUESTS = wp.constant(1)
-C_DISTINCT = wp.constant(2)
-C_HITS = wp.constant(3)
-C_MISSES = wp.constant(4)
-C_INSERTED = wp.constant(5)
-C_EVICTED = wp.constant(6)
-C_REFUSED = wp.constant(7)
-C_UNCACHEABLE = wp.constant(8)
-N_COUNTERS = 9
+#: The counter slots are the table's (`goap.codes.DEDUPE_COUNTERS`, Warp constants DC_* in `goap.kernels.codes`).
+N_COUNTERS = len(DEDUPE_COUNTERS)
+#: The group tables' tag before it could repeat (int32 epochs, compared as uint32 tags): `start_call` then empties
+#: the tables and counts again from 1.
+EPOCH_LIMIT = wp.constant(2147483647)
 
 NO_COST_ROW = wp.constant(wp.uint32(0xFFFFFFFF))
 NO_COST_PAIR = wp.constant(wp.uint64(0xFFFFFFFFFFFFFFFF))
@@ -306,17 +313,25 @@ def span_end(r: Requests, lo: int, per: int) -> int:
 @wp.kernel
 def start_call(
     r: Requests, epoch: wp.array(dtype=wp.int32), n_heads: wp.array(dtype=wp.int32), n_miss: wp.array(dtype=wp.int32),
-    counters: wp.array(dtype=wp.int64),
+    counters: wp.array(dtype=wp.int64), table: wp.array(dtype=wp.uint64), join_table: wp.array(dtype=wp.uint64),
 ):
     """One thread: advance the epochs (the cache's clock, the group table's tag), zero the head and miss counts,
-    count the call and its requests."""
+    count the call and its requests. Once in 2**31 calls the tag would come round to values slots may still hold:
+    the group tables are emptied then (on the device, so a captured call needs no host counter)."""
     epoch[0] = epoch[0] + 1
-    epoch[1] = epoch[1] + 1
+    tag = epoch[1]
+    if tag >= EPOCH_LIMIT:
+        for k in range(table.shape[0]):
+            table[k] = wp.uint64(0)
+        for k in range(join_table.shape[0]):
+            join_table[k] = wp.uint64(0)
+        tag = 0
+    epoch[1] = tag + 1
     n_miss[0] = 0
     for p in range(n_heads.shape[0]):
         n_heads[p] = 0
-    counters[C_CALLS] = counters[C_CALLS] + wp.int64(1)
-    counters[C_REQUESTS] = counters[C_REQUESTS] + wp.int64(active_count(r))
+    counters[DC_CALLS] = counters[DC_CALLS] + wp.int64(1)
+    counters[DC_REQUESTS] = counters[DC_REQUESTS] + wp.int64(active_count(r))
 
 
 @wp.kernel
@@ -440,7 +455,7 @@ def list_heads(
         rep_key[c] = keys[heads[c]]
     if g == 0:
         n_reps[0] = m
-        counters[C_DISTINCT] = counters[C_DISTINCT] + wp.int64(m)
+        counters[DC_DISTINCT] = counters[DC_DISTINCT] + wp.int64(m)
 
 
 @wp.kernel
@@ -480,7 +495,7 @@ def join_groups(
                     m += 1
                 rep_of[j] = rep
     n_reps[0] = m
-    counters[C_DISTINCT] = counters[C_DISTINCT] + wp.int64(m)
+    counters[DC_DISTINCT] = counters[DC_DISTINCT] + wp.int64(m)
 
 
 @wp.func
@@ -596,13 +611,13 @@ def cache_lookup(
     if found >= 0:
         hit_slot[i] = found
         c.used[found] = epoch[0]
-        wp.atomic_add(counters, C_HITS, wp.int64(1))
+        wp.atomic_add(counters, DC_HITS, wp.int64(1))
     else:
         pos = wp.atomic_add(n_miss, 0, 1)
         misses[pos] = row
         miss_key[pos] = h
         miss_level[pos] = int(row_level(q, row))
-        wp.atomic_add(counters, C_MISSES, wp.int64(1))
+        wp.atomic_add(counters, DC_MISSES, wp.int64(1))
 
 
 @wp.kernel
@@ -675,7 +690,7 @@ def cache_insert(
     row = misses[i]
     st = int(status[row])
     if st < 0 or st > 30 or ((cacheable >> st) & 1) == 0:
-        wp.atomic_add(counters, C_UNCACHEABLE, wp.int64(1))
+        wp.atomic_add(counters, DC_UNCACHEABLE, wp.int64(1))
         return
     e = epoch[0]
     h = miss_key[i]
@@ -698,9 +713,9 @@ def cache_insert(
         if best >= 0:
             if wp.atomic_max(c.claim, best, e) < e:
                 chosen = best
-                wp.atomic_add(counters, C_EVICTED, wp.int64(1))
+                wp.atomic_add(counters, DC_EVICTED, wp.int64(1))
     if chosen < 0:
-        wp.atomic_add(counters, C_REFUSED, wp.int64(1))
+        wp.atomic_add(counters, DC_REFUSED, wp.int64(1))
         return
     c.hash[chosen] = h
     c.goal[chosen] = q.goals[row]
@@ -714,7 +729,7 @@ def cache_insert(
     c.used[chosen] = e
     c.state[chosen] = ENTRY_VALID
     ins_slot[i] = chosen
-    wp.atomic_add(counters, C_INSERTED, wp.int64(1))
+    wp.atomic_add(counters, DC_INSERTED, wp.int64(1))
 
 
 @wp.kernel

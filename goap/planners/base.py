@@ -32,14 +32,16 @@ rest of an optimal plan is optimal from there).
 from __future__ import annotations
 
 import importlib
+import warnings
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import Any, Protocol
 
 import numpy as np
 
+from goap.codes import Status
 from goap.domain import Domain
 from goap.encoding import DomainTables, GoalTables
+from goap.launch import CaptureError
 
 try:  # the domain loader's limit, once it defines one
     from goap.domain import MAX_COST  # type: ignore[attr-defined]
@@ -56,21 +58,6 @@ DEFAULT_GROWTH = 8
 DEFAULT_NODE_CEILING = 1 << 25
 DEFAULT_MAX_SCRATCH_BYTES = 4 << 30
 MAX_LEVELS = 16
-
-
-class Status(IntEnum):
-    """Outcome of one search."""
-
-    OK = 0  #: a plan was found; with an admissible heuristic its cost is optimal
-    SATISFIED = 1  #: the goal already holds: empty plan, cost 0
-    NO_PLAN = 2  #: the reachable space was exhausted without reaching the goal
-    BUDGET = 3  #: the node pool filled up (deferred while ``level < n_levels``; see the module doc)
-    TOO_LONG = 4  #: the optimal plan has more steps than ``max_plan_length``; ``actions`` holds its first steps
-    NOT_PLANNED = 5  #: the row was not in ``agents``
-
-    @property
-    def label(self) -> str:
-        return self.name.lower()
 
 
 def host_view(x: Any) -> np.ndarray:
@@ -192,16 +179,41 @@ class Planner(Protocol):
 
 
 #: Admissible heuristics, node for node the same in every planner (see `goap.planners.reference`): LM-cut, full
-#: h_max, h_max cut after two levels of achievers, and after one (the cheapest achiever of each unmet goal
-#: condition). The h_max family is consistent too.
-HEURISTICS = ("lmcut", "hmax", "hmax2", "hmax1")
-#: The planners' default: on game-sized domains (soldier, village) hmax2 makes 5-9x the plans per CPU-second of
-#: lmcut and 3-4x those of hmax, whose fewer expansions do not pay for their cost per node there.
-DEFAULT_HEURISTIC = "hmax2"
+#: h_max, and h_max truncated after two regression levels (``hmax_depth2``) or one (``hmax_depth1``: the cheapest
+#: achiever of each unmet goal condition only). The h_max family is consistent too.
+HEURISTICS = ("lmcut", "hmax", "hmax_depth2", "hmax_depth1")
+#: The planners' default: on game-sized domains (soldier, village) hmax_depth2 makes 5-9x the plans per CPU-second
+#: of lmcut and 3-4x those of hmax, whose fewer expansions do not pay for their cost per node there.
+DEFAULT_HEURISTIC = "hmax_depth2"
 #: The default of the PDDL commands (`goap solve` on a PDDL pair, `goap bench --suite pddl`): on the IPC tasks
 #: LM-cut expands far fewer nodes than the h_max family (depot/task03: 13,769 against 944,028 with hmax).
 PDDL_HEURISTIC = "lmcut"
-RENAMED_HEURISTICS = {"h2": "hmax2", "h1": "hmax1"}
+#: Old heuristic names and their names now. Those in `DEPRECATED_HEURISTICS` are still accepted, with a
+#: DeprecationWarning, until the next release; the others (``h2`` / ``h1``, which read as Haslum's h^m) are refused
+#: with an error naming the new name.
+RENAMED_HEURISTICS = {"hmax2": "hmax_depth2", "hmax1": "hmax_depth1", "h2": "hmax_depth2", "h1": "hmax_depth1"}
+DEPRECATED_HEURISTICS = ("hmax2", "hmax1")
+
+
+def heuristic_name(heuristic: str) -> str:
+    """The current name of ``heuristic``: a deprecated alias gives its new name (and a DeprecationWarning naming it),
+    a refused old name or an unknown one a ValueError listing the known names."""
+    new = RENAMED_HEURISTICS.get(heuristic)
+    if new is not None and heuristic in DEPRECATED_HEURISTICS:
+        warnings.warn(
+            f"heuristic {heuristic!r} is now called {new!r} (h_max truncated after {new[-1]} regression level(s), "
+            f"not Haslum's h^{new[-1]}); the old name goes in the next release",
+            DeprecationWarning, stacklevel=3,
+        )
+        return new
+    if new is not None:
+        raise ValueError(
+            f"heuristic {heuristic!r} is now called {new!r} (h_max truncated after {new[-1]} regression level(s); "
+            f"Haslum's h^m it never was); known: {', '.join(HEURISTICS)}"
+        )
+    if heuristic not in HEURISTICS:
+        raise ValueError(f"unknown heuristic {heuristic!r} (known: {', '.join(HEURISTICS)})")
+    return heuristic
 
 
 #: A* reopens a closed state reached again more cheaply, which only an inconsistent heuristic (LM-cut) causes; so
@@ -239,14 +251,8 @@ def check_options(
         raise ValueError(f"max_plan_length must be an integer in 1..4096, got {max_plan_length!r}")
     if isinstance(weight, bool) or not isinstance(weight, int | float) or not 1.0 <= weight < float("inf"):
         raise ValueError(f"weight must be a finite number >= 1, got {weight!r}")
-    if heuristic in RENAMED_HEURISTICS:
-        new = RENAMED_HEURISTICS[heuristic]
-        raise ValueError(
-            f"heuristic {heuristic!r} is now called {new!r} (h_max cut after {new[-1]} level(s) of achievers; "
-            f"Haslum's h^m it never was); known: {', '.join(HEURISTICS)}"
-        )
-    if heuristic not in HEURISTICS:
-        raise ValueError(f"unknown heuristic {heuristic!r} (known: {', '.join(HEURISTICS)})")
+    if heuristic not in HEURISTICS and heuristic not in DEPRECATED_HEURISTICS:
+        heuristic_name(heuristic)  # raises, naming the new name or the known ones
     if isinstance(growth, bool) or not isinstance(growth, int | np.integer) or not 1 <= growth <= 1024:
         raise ValueError(f"growth must be an integer in 1..1024, got {growth!r}")
     if node_ceiling is not None and (
@@ -298,6 +304,20 @@ def check_inputs(
     if len(planned) and (planned.min() < 0 or planned.max() >= goal_table.n_goals):
         raise ValueError(f"goal indices of the agents planned must be in 0..{goal_table.n_goals - 1}")
     return states, goals, costs, enabled, agents
+
+
+def check_capturable(wp: Any, out: PlanBatch | None, **inputs: Any) -> None:
+    """Under capture every input and result must live on the device already: a host array would be read (or
+    copied) once, at capture, not at every replay."""
+    host = [name for name, x in inputs.items() if x is not None and not isinstance(x, wp.array)]
+    if out is None:
+        host.append("out (pass a PlanBatch.on_device)")
+    else:
+        host += [f"out.{name}" for name in _FIELDS if not isinstance(getattr(out, name), wp.array)]
+    if host:
+        raise CaptureError(
+            f"plan() under capture needs Warp arrays on the planner's device; host data given for {', '.join(host)}"
+        )
 
 
 # --- registry ----------------------------------------------------------------------------------------------

@@ -24,15 +24,22 @@ queries even when the values agree (the planner may sum the domain's costs at a 
 ``enabled=None`` is the same as an all-true row. Costs compare as float32 bit patterns. The goal table is part
 of the key (as a token per table object): a new table object means new queries.
 
-Counters live in a small device array (``counters``, int64, names in `COUNTERS`) so a captured tick needs no
-readback; `DedupingPlanner.stats` reads them once on the host and adds the rates.
+Counters live in a small device array (``counters``, int64, names in `COUNTERS`, the table
+`goap.codes.DEDUPE_COUNTERS`) so a captured tick needs no readback; `DedupingPlanner.stats` reads them once on the
+host and adds the rates.
 
-Cost per call: four launches besides the search (start, group, join, copy; on the CPU the group and copy
-launches run one span of rows per worker thread), plus the cache's when there is one; on the CPU the count of
-rows to plan is read from a host-visible array (free). Memory: scratch of about 100 bytes per requested row
-(grown on demand, reused: keys, groups, lists, and group tables of at least twice as many slots as rows), and for
-the cache ``capacity * (8 W + 4 A + A + 22 + R)`` bytes, R the bytes of one PlanBatch row (status, cost, length,
-actions, expanded, level: 4 L + 18 with float64 costs).
+Two paths, the same results, as in `goap.planners.warp_astar` (`goap.launch.host_sized`): on the CPU outside a
+graph capture the count of rows to plan, of distinct queries and of cache misses are read from host-visible arrays
+(free) and size the launches; on a GPU, or while a graph is being captured, nothing is read on the host: every
+launch covers the call's capacity (threads past the device count return at once) and the inner planner gets the
+whole list of rows to search with its count on the device. A capture must not allocate: `DedupingPlanner.reserve`
+allocates the grouping scratch, the cache's result rows and the inner planner's buffers for a capacity first.
+
+Cost per call: four launches besides the search (start, group, join, copy; on the CPU outside capture the group
+and copy launches run one span of rows per worker thread of the shared pool), plus the cache's when there is one.
+Memory: scratch of about 100 bytes per requested row (grown on demand, reused: keys, groups, lists, and group
+tables of at least twice as many slots as rows), and for the cache ``capacity * (8 W + 4 A + A + 22 + R)`` bytes,
+R the bytes of one PlanBatch row (status, cost, length, actions, expanded, level: 4 L + 18 with float64 costs).
 """
 
 from __future__ import annotations
@@ -42,24 +49,24 @@ import inspect
 import itertools
 import os
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
+from goap.codes import DEDUPE_COUNTERS
 from goap.encoding import GoalTables
 from goap.kernels import init_warp
-from goap.planners.base import PlanBatch, Status, check_inputs
+from goap.launch import CaptureError, capturing, cpu_pool, host_sized, run_parallel
+from goap.planners.base import PlanBatch, Status, check_capturable, check_inputs
 
-#: Names of the entries of `DedupingPlanner.counters`, in order.
-COUNTERS = ("calls", "requests", "distinct", "hits", "misses", "inserted", "evicted", "refused", "uncacheable")
+#: Names of the entries of `DedupingPlanner.counters`, in order (the table `goap.codes.DEDUPE_COUNTERS`).
+COUNTERS = DEDUPE_COUNTERS
 #: Statuses the plan cache stores by default: results that depend on the query alone.
 DEFAULT_CACHEABLE = (Status.OK, Status.SATISFIED, Status.NO_PLAN)
 MAX_CACHE_CAPACITY = 1 << 26
 _MAX_TOKENS = 1024
 _PARALLEL_ROWS = 16384  # below this, one CPU launch beats handing chunks to threads
 _SPANS_PER_WORKER = 2  # spans of a large CPU batch per worker thread (taken in turn)
-_EPOCH_SPAN = 1 << 31  # calls before the group table's epoch tags could repeat
 
 
 class DedupingPlanner:
@@ -72,6 +79,9 @@ class DedupingPlanner:
         cacheable: the statuses the cache stores (see the module docstring for why BUDGET is not among them).
         hash_bits: bits of the 64-bit query hash used for grouping and cache slots; fewer bits force collisions,
             which must never change a result (a test hook; 64 in use).
+        per_row: one thread per request and one shared group table claimed by compare-and-swap (the GPU's way;
+            None: on a GPU only). True on the CPU runs the GPU's sequence of kernels there (a test hook: a CPU
+            launch's threads run one after another, so concurrent claims are not exercised).
 
     Attributes:
         counters: wp.array int64 [len(COUNTERS)] on the device, accumulated over calls (see `stats`).
@@ -85,6 +95,7 @@ class DedupingPlanner:
         cache_probes: int = 16,
         cacheable: Iterable[Status | int] = DEFAULT_CACHEABLE,
         hash_bits: int = 64,
+        per_row: bool | None = None,
     ):
         if isinstance(cache_capacity, bool) or not isinstance(cache_capacity, int | np.integer):
             raise ValueError(f"cache_capacity must be an integer, got {cache_capacity!r}")
@@ -133,8 +144,9 @@ class DedupingPlanner:
         self._tokens: dict[int, tuple[GoalTables, int]] = {id(self.tables.goals): (self.tables.goals, 0)}
         self._rows = 0
         self._scratch_parts = 0
-        self._table_calls = 0
         self._scratch: dict[str, Any] = {}
+        self._kept: list[Any] = []  # scratch replaced after a device-path call used it: a graph may read it
+        self._pinned = False
         self._inner_rows: tuple[Any, int, Any] | None = None
         self._results_views: tuple[tuple, Any, list] | None = None
         self._views: dict[str, tuple[Any, Any, Any]] = {}
@@ -143,11 +155,11 @@ class DedupingPlanner:
         # to load it.
         wp.load_module(kernels, device=dev)
         self._threads = max(1, int(getattr(inner, "threads", 0) or os.cpu_count() or 1)) if dev.is_cpu else 1
-        self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="goap-dedupe") if self._threads > 1 else None
+        if self._threads > 1:
+            cpu_pool(self._threads)  # the shared pool, grown to the inner planner's threads
         # One thread per request, one shared group table claimed by compare-and-swap: the GPU's way. On the CPU
-        # workers take spans of requests instead (a test sets this on the CPU, where threads of a launch run one
-        # after another, to check the GPU's sequence of kernels).
-        self._per_row = not dev.is_cpu
+        # workers take spans of requests instead.
+        self._per_row = (not dev.is_cpu) if per_row is None else bool(per_row)
         self._cached: dict[str, Any] = {}  # field name -> [capacity, units] words of results
         self._cached_res: Any = None  # the standard fields of ``_cached`` as a ResultFields
 
@@ -174,11 +186,31 @@ class DedupingPlanner:
             self.inner.load()
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        """Close the inner planner (the wrapper has no threads of its own: the CPU worker pool is shared)."""
         if hasattr(self.inner, "close"):
             self.inner.close()
+
+    def reserve(self, capacity: int, *, out: PlanBatch | None = None, **inner_options: Any) -> None:
+        """Allocate what the device path needs for calls of up to ``capacity`` requested rows, so that such a call
+        can be captured (a capture may not allocate what its replays read): the grouping scratch and tables, the
+        cache's result rows laid out like ``out`` (default: a `PlanBatch.on_device` batch), and the inner
+        planner's buffers (its ``reserve``, with ``inner_options``) for the rows it may be asked to search, also
+        when the caller plans with ``.inner`` directly. Call it outside any capture; buffers reserved are never
+        freed while the planner lives.
+        """
+        if capturing(self.device):
+            raise CaptureError("reserve() allocates: call it before the capture, not inside it")
+        capacity = int(capacity)
+        self._pinned = True
+        if capacity > 0:
+            self._ensure_scratch(capacity, 1)
+        if self._entries is not None:
+            if out is None:
+                out = PlanBatch.on_device(1, self.max_plan_length, self.device)
+            self._cache_fields(self._field_views(out, int(out.status.shape[0]), remember=False))
+        inner_reserve = getattr(self.inner, "reserve", None)
+        if inner_reserve is not None:
+            inner_reserve(max(capacity, self._rows), **inner_options)
 
     # --- counters and cache ---------------------------------------------------------------------------------------
     def stats(self) -> dict[str, float | int]:
@@ -234,9 +266,16 @@ class DedupingPlanner:
     ) -> PlanBatch:
         """The inner planner's ``plan()`` (same arguments, same results), searching each distinct query once.
 
-        ``options`` (``max_escalated_nodes``, say) go to the inner planner unchanged.
+        ``options`` (``max_escalated_nodes``, say) go to the inner planner unchanged. Under a graph capture every
+        input and ``out`` must be Warp arrays on the device and the buffers reserved (`reserve`).
         """
         wp, k, dev = self._wp, self._k, self.device
+        host = host_sized(dev)
+        if capturing(dev):
+            check_capturable(wp, states=states, goals=goals, costs=costs, enabled=enabled, agents=agents,
+                             count=count, out=out)
+        if not host:
+            self._pinned = True
         goal_table = goal_table or self.tables.goals
         token = self._token(goal_table)
         host_check = None
@@ -281,7 +320,7 @@ class DedupingPlanner:
         if tuple(out.status.shape) != (n,):
             raise ValueError(f"out.status must have shape [{n}], got {tuple(out.status.shape)}")
         rows = n if k_agents is None else int(k_agents.shape[0])
-        if k_count is not None and dev.is_cpu:
+        if k_count is not None and host:
             # On the CPU the count is host memory (reading it is free): plan agents[:count] as a plain list.
             rows, k_count = int(np.clip(k_count.numpy()[0], 0, rows)), None
         if rows == 0:
@@ -318,8 +357,8 @@ class DedupingPlanner:
         per = -(-rows // spans)
         s = self._ensure_scratch(rows, spans)
         mask = wp.uint64(self._hash_mask)
-        wp.launch(k.start_call, dim=1, inputs=[r, self._epoch, s["n_heads"], self._n_miss, self.counters],
-                  device=dev)
+        wp.launch(k.start_call, dim=1, device=dev,
+                  inputs=[r, self._epoch, s["n_heads"], self._n_miss, self.counters, s["table"], s["join_table"]])
         if not self._per_row:
             # Each worker hashes and groups its own span of requests, in its own table; one thread then joins the
             # spans' groups (their heads only) in a table for the call.
@@ -344,9 +383,9 @@ class DedupingPlanner:
         res, actions, extra = self._result_fields(work_out, n, fields)
         if self._entries is not None:
             cached, cached_res = self._cache_fields(fields)
-            # The cache's kernels run over the distinct queries: their number on the CPU (free to read), on a GPU
+            # The cache's kernels run over the distinct queries: their number when host-sized (free to read), else
             # up to every row, threads past the count returning at once.
-            reps_dim = max(1, int(self._n_reps.numpy()[0]) if dev.is_cpu else rows)
+            reps_dim = max(1, int(self._n_reps.numpy()[0]) if host else rows)
             wp.launch(
                 k.cache_lookup, dim=reps_dim,
                 inputs=[q, self._entries, s["reps"], s["rep_key"], self._n_reps, self._epoch, s["hit_slot"],
@@ -369,7 +408,7 @@ class DedupingPlanner:
             for name, view in (extra if fused else fields).items():
                 wp.launch(k.FETCH_CACHED[view.dtype], dim=reps_dim, inputs=[*hits, cached[name], view], device=dev)
             status = self._device_view(work_out.status, wp.int8, "status")
-            miss_dim = max(1, int(self._n_miss.numpy()[0]) if dev.is_cpu else rows)
+            miss_dim = max(1, int(self._n_miss.numpy()[0]) if host else rows)
             wp.launch(
                 k.cache_insert, dim=miss_dim,
                 inputs=[q, self._entries, s["misses"], s["miss_key"], s["miss_level"], self._n_miss, status,
@@ -400,9 +439,11 @@ class DedupingPlanner:
     ) -> None:
         """Plan the representatives (or the cache's misses): ``plan_rows[:plan_count[0]]``."""
         states, goals, costs, enabled = inner_in
-        if self._inner_takes_count and not self.device.is_cpu:
+        if self._inner_takes_count and not host_sized(self.device):
             # The whole scratch array, not a slice: ``count`` bounds the rows on the device, with no readback.
             agents, count = plan_rows, plan_count
+        elif not host_sized(self.device):
+            raise CaptureError(f"{self.inner.name} takes no device count: it cannot plan inside a captured region")
         elif self._inner_takes_count and isinstance(states, self._wp.array):
             # On the CPU the count is host memory: the planner gets exactly the rows to search (launching threads
             # for the whole scratch array, all but a few returning at once, costs milliseconds at 100,000 rows).
@@ -451,8 +492,8 @@ class DedupingPlanner:
     def _parts(self, rows: int) -> int:
         """Spans a call's requests are cut into on the CPU: ``_SPANS_PER_WORKER`` per worker thread for a large
         batch (a worker that finishes early, or starts late on a busy machine, leaves its spans to the others),
-        else one. A GPU launch is one thread per request whatever this says."""
-        if self._pool is None or rows < _PARALLEL_ROWS or self._per_row:
+        else one (always under capture: one launch). A GPU launch is one thread per request whatever this says."""
+        if self._threads == 1 or rows < _PARALLEL_ROWS or self._per_row or not host_sized(self.device):
             return 1
         return min(rows, self._threads * _SPANS_PER_WORKER)
 
@@ -461,8 +502,8 @@ class DedupingPlanner:
         ``after``: thread g serves requests ``[g * per, (g + 1) * per)``.
 
         On a GPU: one thread per request. On the CPU, where a launch is a serial loop on one core that releases the
-        GIL, one single-thread launch per span (`_parts`): this thread and the pool's workers take the next span
-        until none is left, so no core waits on another that is slow to start.
+        GIL, one single-thread launch per span (`_parts`): this thread and workers of the shared pool take the next
+        span until none is left, so no core waits on another that is slow to start.
         """
         wp, dev = self._wp, self.device
         if self._per_row:
@@ -481,12 +522,7 @@ class DedupingPlanner:
                 wp.launch(kernel, dim=1, inputs=[*before, g, per, *after], device=dev)
                 g = next(taken)
 
-        futures = [self._pool.submit(work) for _ in range(min(self._threads, spans) - 1)]
-        try:
-            work()
-        finally:
-            for f in futures:
-                f.result()
+        run_parallel([work] * min(self._threads, spans))
 
     def _host_inputs(self, states: Any, goals: Any, costs: Any, enabled: Any, agents: Any) -> tuple:
         """Host inputs as contiguous arrays of the contract's dtypes, shapes checked and agent indices in range.
@@ -526,6 +562,9 @@ class DedupingPlanner:
         if known is not None and known[0] is goal_table:
             return known[1]
         if len(self._tokens) >= _MAX_TOKENS:
+            if capturing(self.device):
+                raise CaptureError("plan() under capture got a new goal table while the token table is full (the "
+                                   "cache would be emptied once, at capture): plan with it once before capturing")
             # Tokens are never reused while entries may hold them: start over with an empty cache.
             self._tokens = {id(self.tables.goals): (self.tables.goals, 0)}
             self.clear()
@@ -574,7 +613,15 @@ class DedupingPlanner:
             arrays[f.name] = None if x is None else wp.array(np.ascontiguousarray(x), device=self.device)
         return PlanBatch(**arrays)
 
-    def _field_views(self, out: PlanBatch, n: int) -> dict[str, Any]:
+    def _allocating(self, what: str) -> None:
+        """Refuse an allocation inside a capture (a graph cannot depend on memory it never filled)."""
+        if capturing(self.device):
+            raise CaptureError(
+                f"plan() under capture needs {what}, not allocated yet: call reserve(capacity) on the planner before "
+                f"capturing (a captured call may not allocate what its replays read)"
+            )
+
+    def _field_views(self, out: PlanBatch, n: int, remember: bool = True) -> dict[str, Any]:
         """Each per-row field of ``out`` as a 2-D array of words on the device, one row per agent.
 
         The word is the widest unsigned type (32, 8, 4, 2 or 1 bytes) dividing the row, so one copy kernel per word
@@ -602,7 +649,8 @@ class DedupingPlanner:
                 ptr=arr.ptr, dtype=word, shape=(n, row_bytes // unit), strides=(row_bytes, unit),
                 capacity=n * row_bytes, device=arr.device,
             )
-            self._views[f.name] = (x, view, arr)
+            if remember:
+                self._views[f.name] = (x, view, arr)
             views[f.name] = view
         if "status" not in views:
             raise ValueError("out has no status field")
@@ -652,6 +700,9 @@ class DedupingPlanner:
         wp = self._wp
         layout = {name: (v.dtype, v.shape[1]) for name, v in fields.items()}
         if {name: (a.dtype, a.shape[1]) for name, a in self._cached.items()} != layout:
+            self._allocating("the plan cache's result rows for this batch's layout (reserve(capacity, out=batch))")
+            if self._pinned:
+                self._kept.append(self._cached)
             self.clear()
             K = self.cache_capacity
             self._cached = {
@@ -699,6 +750,9 @@ class DedupingPlanner:
         bits = max(1, (2 * per - 1).bit_length())
         join_bits = max(1, (2 * rows - 1).bit_length()) if spans > 1 else 1
         if rows > self._rows or spans > self._scratch_parts:
+            self._allocating(f"grouping scratch for {rows} rows")
+            if self._pinned:
+                self._kept.append(self._scratch)
             cap = max(rows, 2 * self._rows) if self._rows else rows
             i32 = ("local", "heads", "rep_of", "reps", "hit_slot", "misses", "miss_level", "ins_slot")
             fresh: dict[str, Any] = {name: wp.zeros(cap, dtype=wp.int32, device=dev) for name in i32}
@@ -712,16 +766,17 @@ class DedupingPlanner:
         grown = False
         for name, slots in (("table", spans << bits), ("join_table", 1 << join_bits)):
             if s.get(name) is None or s[name].shape[0] < slots:
+                self._allocating(f"a group table of {slots} slots")
+                if self._pinned and s.get(name) is not None:
+                    self._kept.append(s[name])
                 s[name] = wp.zeros(slots, dtype=wp.uint64, device=dev)
                 grown = True
-        self._table_calls += 1
-        if grown or self._table_calls >= _EPOCH_SPAN:
-            # Fresh tables are zero (tag 0); the tag counts 1, 2, ... from here, and they are zeroed again before it
-            # could come round to a value a slot still holds.
+        if grown:
+            # Fresh tables are zero (tag 0); the tag counts 1, 2, ... from here, and `start_call` empties them again
+            # before it could come round to a value a slot still holds.
             for name in ("table", "join_table"):
                 s[name].zero_()
             self._group_epoch.zero_()
-            self._table_calls = 0
         s["table_bits"], s["join_bits"] = bits, join_bits
         return s
 

@@ -29,9 +29,10 @@ The search, which the Warp planner follows step for step:
     unit-cost tasks: ties to the highest id (the precondition h_max's queue, ordered by value then id, reaches
     last when costs are positive, as Fast Downward's h_max supporter) give the initial values of Fast
     Downward's lmcut on the IPC tasks measured (depot/task03: 17; the lowest id gives 14).
-  - ``hmax2`` (default): h_max cut after two levels: a precondition p of an achiever, false in s, counts as the
-    cheapest enabled achiever of p (instead of h(p)). Cheaper per node, weaker.
-  - ``hmax1``: the cheapest enabled achiever of each condition in U only.
+  - ``hmax_depth2`` (default): h_max truncated after two regression levels: a precondition p of an achiever,
+    false in s, counts as the cheapest enabled achiever of p (instead of h(p)). Cheaper per node, weaker.
+  - ``hmax_depth1``: h_max truncated after one level: the cheapest enabled achiever of each condition in U only.
+  (``hmax2`` / ``hmax1``, their names before, are deprecated aliases: `goap.planners.base.RENAMED_HEURISTICS`.)
   and ceil(|U| / e) * c_min, where e is the most conditions of this goal a single action can make true and
   c_min the cheapest enabled action (each step fixes at most e conditions and costs at least c_min; c_min may
   be 0). A goal condition with no usable achiever gives h = inf: the state is a dead end and is not stored.
@@ -74,6 +75,7 @@ from goap.planners.base import (
     Status,
     check_inputs,
     check_options,
+    heuristic_name,
     host_view,
     pool_levels,
     pop_limit,
@@ -89,7 +91,7 @@ class ReferencePlanner:
         max_plan_length: the longest plan returned whole; longer optimal plans give TOO_LONG and a segment.
         weight: order the open list by g + weight * h (plans cost at most weight x optimal).
         greedy: order it by h alone.
-        heuristic: "hmax2" (default), "lmcut", "hmax" or "hmax1" (see the module docstring).
+        heuristic: "hmax_depth2" (default), "lmcut", "hmax" or "hmax_depth1" (see the module docstring).
         growth: pool growth per escalation level (1: no escalation).
         node_ceiling: the largest pool (default ``DEFAULT_NODE_CEILING``, at least ``max_nodes``).
         device: accepted for a common signature: this planner runs on the host.
@@ -109,6 +111,7 @@ class ReferencePlanner:
         node_ceiling: int | None = None,
         device: str | None = None,
     ):
+        heuristic = heuristic_name(heuristic)
         check_options(max_nodes, max_plan_length, weight, heuristic, growth, node_ceiling)
         self.heuristic = heuristic
         self.tables = domain if isinstance(domain, DomainTables) else encode(domain)
@@ -467,7 +470,7 @@ class ReferencePlanner:
             elif self.heuristic == "hmax":
                 _, hp = hmax_values(state, cost_of)
                 term = max(min((costs[a] + hp[a] for a in achievers[j]), default=math.inf) for j in unsat)
-            elif self.heuristic == "hmax2":
+            elif self.heuristic == "hmax_depth2":
 
                 def through(a: int) -> float:
                     pending = [

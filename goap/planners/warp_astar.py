@@ -1,29 +1,46 @@
 """The batched Warp A* planner (registered as ``warp``): every agent searches in its own thread.
 
-A call runs in waves. The first wave covers every requested agent with the level-0 pool (``max_nodes`` states):
-on a GPU in one launch (or several when their scratch would pass half of ``max_scratch_bytes``); on the CPU, where
-a Warp launch is a serial loop on one core that releases the GIL, in chunks launched from a small thread pool,
-the searches of a chunk one after another in one scratch row of their worker (which stays in cache). Agents whose
-pool filled up are then searched again, level by level, with pools ``growth`` times larger and as many agents at
-once as the other half of ``max_scratch_bytes`` holds (found, compacted and counted on the device).
+A call runs in waves. The first wave covers every requested agent with the level-0 pool (``max_nodes`` states).
+Agents whose pool filled up are then searched again, level by level, with pools ``growth`` times larger and as many
+agents at once as the other half of ``max_scratch_bytes`` holds (found, compacted and counted on the device).
 ``max_escalated_nodes`` bounds that escalated work per call; what is left is deferred (BUDGET below the last
 level; see `goap.planners.base`). Each launch is recorded once and replayed (see `WarpAStarPlanner._recorded`).
 
+Two paths, the same results (status, cost, length, actions, expanded, level), chosen by `goap.launch.host_sized`:
+
+* **Host-sized** (the CPU outside a graph capture, where a Warp launch is a serial loop on one core that releases
+  the GIL and reading a device array is free): the first wave in chunks over the shared worker pool
+  (`goap.launch.run_parallel`), the searches of a chunk one after another in one scratch row of their worker (which
+  stays in cache); ``count`` and the rows waiting at each level are read on the host, so launches cover exactly
+  the rows to search.
+* **Device** (a GPU, or any device while a graph is being captured, `goap.launch.capturing`): nothing is read from
+  or copied to the host; launches are sized by capacities (the ``agents`` array, the level's slots), ``count`` is
+  read on the device, every escalation level is launched for its fixed dimensions (threads past the rows granted
+  return at once), and the call's counters and budget are reset by memsets and a kernel. On the CPU under capture
+  each wave is one launch whose searches share one scratch row; ``scratch_layout="per_thread"`` gives the GPU's
+  layout there (one row per thread) so that it runs on the CPU too.
+
+A capture must not allocate what its replays read: `WarpAStarPlanner.reserve` allocates every buffer the device
+path needs for a capacity, and `plan` under capture raises `goap.launch.CaptureError` naming it when something is
+missing. Outside capture the buffers are allocated on first use (on a GPU by the first call: its device path is the
+same with or without a capture); once a device-path call or `reserve` has used a buffer it is never freed while the
+planner lives (a graph may hold its address), only set aside when a larger one replaces it.
+
 Scratch per search (bytes) for a pool of M states: `goap.encoding.scratch_bytes_per_agent` (about 8 W + 36 bytes
-per state; 45 KB at the default M = 1024 with one-word states). On a GPU the first pool is held per agent of a
-wave, on the CPU per worker thread; a level-l search holds ``growth**l`` times that, for few searches at a time.
-``max_scratch_bytes`` is a hard cap on all scratch the planner holds: a first pool that does not fit in half of it
-is refused when the planner is made, and levels whose single search would not fit in the other half are dropped
-(``n_levels`` says how many remain).
+per state; 45 KB at the default M = 1024 with one-word states). The first pool is held per worker thread on the
+CPU, per agent of a wave on a GPU (or with ``scratch_layout="per_thread"``). The escalated levels share one arena
+(they run one after another): a level-l search holds ``growth**l`` times the first pool's scratch, for few searches
+at a time. ``max_scratch_bytes`` is a hard cap on the scratch one path holds: a first pool that does not fit in half
+of it is refused when the planner is made, and levels whose single search would not fit in the other half are
+dropped (``n_levels`` says how many remain).
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import os
-import queue
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -31,6 +48,7 @@ import numpy as np
 from goap.domain import Domain
 from goap.encoding import DomainTables, GoalTables, encode, hash_size, scratch_bytes_per_agent
 from goap.kernels import init_warp
+from goap.launch import CaptureError, Launcher, capturing, cpu_pool, host_sized, run_parallel
 from goap.planners.base import (
     DEFAULT_GROWTH,
     DEFAULT_HEURISTIC,
@@ -39,18 +57,27 @@ from goap.planners.base import (
     DEFAULT_MAX_SCRATCH_BYTES,
     DEFAULT_NODE_CEILING,
     PlanBatch,
+    check_capturable,
     check_inputs,
     check_options,
     condition_tables,
+    heuristic_name,
     pool_levels,
     pop_limit,
     relevance,
 )
 
-__all__ = ["WarpAStarPlanner", "WarpGreedyPlanner", "WarpWeightedAStarPlanner", "scratch_bytes_per_agent"]
+__all__ = [
+    "SCRATCH_LAYOUTS", "WarpAStarPlanner", "WarpGreedyPlanner", "WarpWeightedAStarPlanner", "scratch_bytes_per_agent",
+]
 
 _RESULT_FIELDS = (("status", "int8"), ("cost", "float64"), ("length", "int32"), ("actions", "int32"),
                   ("expanded", "int32"), ("level", "int8"))
+
+#: Scratch layouts: "auto" is the device's own (on the CPU the searches of a launch share one row of their worker's
+#: set, on a GPU one row per thread); "per_thread" forces one row per thread on the CPU too, the GPU's layout, so
+#: that tests run the GPU's exact sequence of launches and scratch rows there.
+SCRATCH_LAYOUTS = ("auto", "per_thread")
 
 
 class WarpAStarPlanner:
@@ -61,16 +88,18 @@ class WarpAStarPlanner:
         max_nodes: the first node pool (level 0): states one search may store before it escalates.
         max_plan_length: the longest plan returned whole; a longer optimal plan gives TOO_LONG and its first steps.
         device: a Warp device ("cpu", "cuda:0"); the default device when None.
-        threads: CPU worker threads (default: the number of cores).
+        threads: CPU worker threads (default: the number of cores), taken from the shared pool
+            (`goap.launch.cpu_pool`).
         chunk_size: agents per CPU launch (default: enough chunks for 4 per thread, 16..512 agents each).
         max_scratch_bytes: hard cap on the search scratch held at once, all threads and levels together (4 GiB).
         weight: order the open list by g + weight * h: plans cost at most weight x optimal, found faster.
         greedy: order the open list by h alone (greedy best-first): fastest, no bound on the cost.
-        heuristic: "hmax2" (default), "lmcut", "hmax" or "hmax1": see `goap.planners.reference`.
+        heuristic: "hmax_depth2" (default), "lmcut", "hmax" or "hmax_depth1": see `goap.planners.reference`.
         growth: pool growth per escalation level (1: no escalation).
         node_ceiling: the largest pool (default 2**25 states, at least ``max_nodes``).
         max_escalated_nodes: default per-call bound on escalated work (pool states summed over the escalated
             searches run); None: escalate until every search ends. `plan` takes it per call too.
+        scratch_layout: one of `SCRATCH_LAYOUTS` ("per_thread": the GPU's layout on the CPU).
     """
 
     name = "warp"
@@ -90,8 +119,12 @@ class WarpAStarPlanner:
         growth: int = DEFAULT_GROWTH,
         node_ceiling: int | None = None,
         max_escalated_nodes: int | None = None,
+        scratch_layout: str = "auto",
     ):
+        heuristic = heuristic_name(heuristic)
         check_options(max_nodes, max_plan_length, weight, heuristic, growth, node_ceiling)
+        if scratch_layout not in SCRATCH_LAYOUTS:
+            raise ValueError(f"scratch_layout must be one of {', '.join(SCRATCH_LAYOUTS)}, got {scratch_layout!r}")
         wp = init_warp()
         from goap.kernels import astar
         from goap.kernels.semantics import DomainTables as DomainStruct
@@ -113,6 +146,7 @@ class WarpAStarPlanner:
         self.threads = max(1, int(threads or os.cpu_count() or 1)) if self.device.is_cpu else 1
         self.chunk_size = chunk_size
         self.max_scratch_bytes = int(max_scratch_bytes)
+        self.scratch_layout = scratch_layout
         self._wp = wp
         self._conds = condition_tables(self.tables)
 
@@ -127,36 +161,48 @@ class WarpAStarPlanner:
                 f"max_scratch_bytes"
             )
         self._first_bytes = first
+        self._room = self.max_scratch_bytes - half  # the escalated levels' share
         self.pools = [p for p in pool_levels(self.max_nodes, int(growth), ceiling)
-                      if p == self.max_nodes or self.bytes_per_agent(p) <= self.max_scratch_bytes - half]
+                      if p == self.max_nodes or self.bytes_per_agent(p) <= self._room]
 
-        self.kernel = astar.astar_kernel(self.tables.n_words)
-        self._dt = to_device(self.tables, DomainStruct, self.device)
-        self._ct = to_device(self._conds, astar.ConditionTables, self.device)
-        self._goal_structs: dict[int, tuple[GoalTables, Any]] = {}
-        self._scratch: queue.SimpleQueue = queue.SimpleQueue()  # level-0 sets, one per worker
-        self._scratch_rows = 0
-        self._escalated: dict[int, tuple[int, Any]] = {}  # level -> (rows, scratch)
-        self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="goap-astar") if self.threads > 1 else None
         dev = self.device
+        self.kernel = astar.astar_kernel(self.tables.n_words)
+        self.launcher = Launcher(dev, threads=self.threads)
+        if self.threads > 1:
+            cpu_pool(self.threads)  # the shared pool, grown to this planner's threads
+        # The searches of a CPU launch run one after another, so they share one scratch row (row_step 0); a GPU's
+        # threads run at once, one row each (row_step 1): see plan_astar.
+        self._row_step = 0 if dev.is_cpu and scratch_layout == "auto" else 1
+        self._dt = to_device(self.tables, DomainStruct, dev)
+        self._ct = to_device(self._conds, astar.ConditionTables, dev)
+        self._goal_structs: dict[int, tuple[GoalTables, Any]] = {}
+        self._sets: list[Any] = []  # level-0 scratch sets (one per CPU worker), each of _set_rows rows
+        self._set_rows = 0
+        self._arena: Any = None  # the escalated levels' shared scratch (bytes), and views of it by (level, rows)
+        self._views: dict[tuple[int, int], Any] = {}
+        self._kept: list[Any] = []  # buffers replaced after a device-path call used them: a graph may read them
+        self._kept_bytes = 0
+        self._pinned = False  # set by the first device-path call or `reserve`
         self._dummy_costs = wp.zeros((1, 1), dtype=wp.float32, device=dev)
         self._dummy_enabled = wp.zeros((1, 1), dtype=wp.bool, device=dev)
         self._dummy_ids = wp.zeros(1, dtype=wp.int32, device=dev)
-        self._row_step = 0 if dev.is_cpu else 1  # see plan_astar: CPU launches share one scratch row per worker
         self._count = wp.zeros(1, dtype=wp.int32, device=dev)
         self._pending = wp.zeros(1, dtype=wp.int32, device=dev)
         self._granted = wp.zeros(1, dtype=wp.int32, device=dev)
         self._budget = wp.zeros(2, dtype=wp.int64, device=dev)
-        self._count_view = self._count.numpy() if dev.is_cpu else None
-        self._pending_view = self._pending.numpy() if dev.is_cpu else None
+        cpu = dev.is_cpu  # host views for the host-sized path (zero-copy, made once here: never under capture)
+        self._count_view = self._count.numpy() if cpu else None
+        self._pending_view = self._pending.numpy() if cpu else None
+        self._granted_view = self._granted.numpy() if cpu else None
+        self._budget_view = self._budget.numpy() if cpu else None
         self._wrapped: dict[tuple, tuple[np.ndarray, Any]] = {}  # zero-copy wrappers of host arrays (CPU)
         self._results_cache: tuple[tuple, Any, Any] | None = None
         self._compact: tuple[int, Any, Any, Any] | None = None  # (capacity, flags, offsets, rows)
         self._launches: dict[tuple, list] = {}  # see _recorded
-        self._record_lock = threading.Lock()
         self._query = astar.Query()
         self._level_query = astar.Query()
         self._searches = [self._search_struct(lv) for lv in range(self.n_levels)]
+        self._goal_struct(self.tables.goals)  # the domain's own goal table: ready for any call, captured ones too
 
     # --- public ---------------------------------------------------------------------------------------------
     @property
@@ -174,15 +220,49 @@ class WarpAStarPlanner:
 
     @property
     def scratch_bytes(self) -> int:
-        """Device memory held by search scratch now (all workers and levels); never above ``max_scratch_bytes``."""
-        sets = self.threads if self.device.is_cpu else 1
-        held = self._scratch_rows * sets * self.bytes_per_agent() if self._scratch_rows else 0
-        return held + sum(rows * self.bytes_per_agent(self.pools[lv]) for lv, (rows, _) in self._escalated.items())
+        """Device memory held by search scratch now: the level-0 sets and the escalated levels' arena (and buffers
+        kept for graphs captured before they were replaced)."""
+        held = len(self._sets) * self._set_rows * self._row_bytes(self.max_nodes)
+        held += 0 if self._arena is None else self._arena.capacity
+        return held + self._kept_bytes
 
     def load(self) -> None:
         """Compile or load the kernel modules now rather than on the first call."""
         self._wp.load_module(self.kernel.module, device=self.device)
         self._wp.load_module(self._k.select_level.module, device=self.device)
+
+    def reserve(
+        self, capacity: int, *, max_escalated_nodes: int | None = None, goal_tables: tuple[GoalTables, ...] = (),
+    ) -> None:
+        """Allocate every buffer the device path needs for calls of up to ``capacity`` requested rows, so that such a
+        call can be captured (`goap.launch.Launcher.capture`): a capture may not allocate what its replays read.
+
+        Call it outside any capture. ``max_escalated_nodes``: the bound the captured calls pass (escalated waves
+        bounded by it need fewer scratch rows; None, the planner's default or unbounded, reserves for the most).
+        ``goal_tables``: ad-hoc goal tables the captured calls pass (the domain's own is made with the planner). Also
+        loads the kernel modules. Buffers reserved are never freed while the planner lives.
+        """
+        if capturing(self.device):
+            raise CaptureError("reserve() allocates: call it before the capture, not inside it")
+        capacity = int(capacity)
+        self.load()
+        self._pinned = True
+        for table in goal_tables:
+            self._goal_struct(table)
+        if capacity <= 0:
+            return
+        self._level0_sets(self._device_rows0(capacity), 1)
+        if self.n_levels > 1:
+            self._compaction(capacity)
+            bound = self.max_escalated_nodes if max_escalated_nodes is None else max_escalated_nodes
+            rows = {lv: self._device_level_rows(lv, capacity, bound) for lv in range(1, self.n_levels)}
+            # One arena for the largest level's need, host-sized calls on the CPU included (at most a row per
+            # worker there), so that no later call replaces it.
+            host = {lv: min(self.threads, self._level_fit(lv)) if self.device.is_cpu else 0 for lv in rows}
+            need = max(self._row_bytes(self.pools[lv]) * max(rows[lv], host[lv]) for lv in rows)
+            self._ensure_arena(need, "escalated scratch")
+            for lv, r in rows.items():
+                self._level_scratch(lv, r)
 
     def plan(
         self,
@@ -201,9 +281,15 @@ class WarpAStarPlanner:
 
         Inputs may be numpy arrays (zero-copy on the CPU) or Warp arrays on this planner's device; with Warp
         arrays and a batch from `PlanBatch.on_device`, rows are written in place and nothing is copied to the host
-        (``count`` may then be a device array, so a device-side request queue needs no readback).
+        (``count`` may then be a device array, so a device-side request queue needs no readback). Under a graph
+        capture every input and ``out`` must be Warp arrays on the device, and the buffers must have been
+        reserved (`reserve`); the call is then recorded, not run (see the module docstring).
         """
         wp = self._wp
+        host = host_sized(self.device)
+        if capturing(self.device):
+            check_capturable(wp, states=states, goals=goals, costs=costs, enabled=enabled, agents=agents,
+                              count=count, out=out)
         goal_table = goal_table or self.tables.goals
         if isinstance(states, wp.array):
             _check_device_inputs(self.tables, states, goals, costs, enabled, agents)
@@ -219,6 +305,8 @@ class WarpAStarPlanner:
         if capacity == 0:
             return out
         bound = self.max_escalated_nodes if max_escalated_nodes is None else max_escalated_nodes
+        if not host:
+            self._pinned = True
 
         dev, k = self.device, self._k
         q = self._query
@@ -231,34 +319,44 @@ class WarpAStarPlanner:
         _assign(q, "ids", self._dummy_ids if agents is None else self._to_device(agents, wp.int32))
         _assign(q, "use_ids", int(agents is not None))
         if count is None:
-            self._set(self._count, capacity)
+            if host:
+                self._count_view[0] = capacity
+            else:
+                self._count.fill_(capacity)
             _assign(q, "count", self._count)
         else:
             count = self._to_device(count, wp.int32)
             _assign(q, "count", count)
-            if dev.is_cpu:  # host memory: size the launches by the rows requested, not by the whole ids array
+            if host:  # host memory: size the launches by the rows requested, not by the whole ids array
                 capacity = max(0, min(capacity, int(count.numpy()[0])))
                 if capacity == 0:
                     return out
         gt, rel = self._goal_struct(goal_table)
         results, copy_back = self._results(out)
-        self._set(self._pending, 0)
+        if host:
+            self._pending_view[0] = 0
+        else:
+            self._pending.zero_()
 
         def launch(qs: Any, first: int, rows: int, lv: int, sc: Any, scratch_first: int) -> None:
             entry = self._recorded(qs, lv, sc, scratch_first, gt, rel, results)
             cmd = entry[0]
             cmd.set_param_at_index_from_ctype(1, first)
-            if entry[6] != rows:  # set_dim rebuilds the launch bounds: only when the thread count changes
+            if entry[5] != rows:  # set_dim rebuilds the launch bounds: only when the thread count changes
                 cmd.set_dim(rows)
-                entry[6] = rows
+                entry[5] = rows
             cmd.launch()
 
         # Wave 0: every requested row, first pool.
-        self._waves(lambda first, rows, sc, sf: launch(q, first, rows, 0, sc, sf), capacity)
+        self._first_wave(lambda first, rows, sc, sf: launch(q, first, rows, 0, sc, sf), capacity, host)
 
         # Escalated waves: rows whose pool filled up (or that arrived at a higher level), level by level.
-        if self.n_levels > 1 and (not dev.is_cpu or int(self._pending_view[0]) > 0):
-            self._set_budget(bound)
+        if self.n_levels > 1 and (not host or int(self._pending_view[0]) > 0):
+            if host:
+                self._budget_view[0], self._budget_view[1] = (0 if bound is None else int(bound)), 0
+            else:
+                wp.launch(k.start_budget, dim=1, inputs=[self._budget, wp.int64(0 if bound is None else int(bound))],
+                          device=dev)
             flags, offsets, rows_at = self._compaction(capacity)
             lq = self._level_query
             lq.states, lq.goals, lq.costs, lq.has_costs = q.states, q.goals, q.costs, q.has_costs
@@ -266,139 +364,256 @@ class WarpAStarPlanner:
             lq.ids, lq.use_ids, lq.count = rows_at, 1, self._granted
             for lv in range(1, self.n_levels):
                 pool = self.pools[lv]
-                per = self.bytes_per_agent(pool)
-                slots = max(1, min(capacity, (self.max_scratch_bytes - self.max_scratch_bytes // 2) // per))
-                if self._row_step == 0:  # searches of a CPU launch run one after another in one scratch row
-                    slots = capacity
-                if bound is not None:
-                    slots = min(slots, max(1, int(bound) // pool))
+                slots = self._level_slots(lv, capacity, bound)
                 wp.launch(k.select_level, dim=capacity, inputs=[q, results, lv, flags], device=dev)
                 wp.utils.array_scan(flags, offsets, inclusive=False)
                 wp.launch(k.compact_level, dim=capacity, inputs=[q, flags, offsets, rows_at], device=dev)
                 wp.launch(k.grant_level, dim=1, device=dev,
                           inputs=[flags, offsets, capacity, pool, slots if bound is not None else capacity,
                                   int(bound is not None), self._budget, self._granted])
-                if bound is not None:
-                    sc = self._escalated_scratch(lv, self._escalated_rows(slots))
-                    self._spread(lambda first, rows, sf, lv=lv, sc=sc: launch(lq, first, rows, lv, sc, sf), slots)
+
+                def run(first: int, rows: int, sc: Any, sf: int, lv: int = lv) -> None:
+                    launch(lq, first, rows, lv, sc, sf)
+
+                if host:
+                    granted = int(self._granted_view[0])
+                    if granted:
+                        self._escalate_host(run, lv, granted, slots)
                 else:
-                    waiting = int(self._granted.numpy()[0])
-                    if waiting == 0:
-                        continue
-                    sc = self._escalated_scratch(lv, self._escalated_rows(min(slots, waiting)))
-                    for start in range(0, waiting, slots):
-                        span = min(slots, waiting - start)
-                        self._spread(lambda first, rows, sf, lv=lv, sc=sc, s0=start: launch(
-                            lq, s0 + first, rows, lv, sc, sf), span)
+                    self._escalate_device(run, lv, capacity if bound is None else slots, slots)
         copy_back()
         return out
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        """Nothing to stop: the planner has no threads of its own (the CPU worker pool is shared). Kept for the
+        planner protocol; the planner stays usable."""
 
-    # --- internals -----------------------------------------------------------------------------------------
-    def _waves(self, run_span: Any, rows: int) -> None:
-        """Wave 0: CPU chunks over worker threads (each with its own scratch), or GPU waves within the cap."""
+    # --- the waves ------------------------------------------------------------------------------------------
+    def _first_wave(self, run_span: Any, rows: int, host: bool) -> None:
+        """Wave 0 over ``rows`` requested rows: CPU chunks over the shared pool, each worker with its own scratch
+        set (host-sized), or fixed waves within the cap on the device path."""
         half = self.max_scratch_bytes // 2
         per = self._first_bytes
-        if self.device.is_cpu:
+        if host:
             chunk = self.chunk_size or min(512, max(16, -(-rows // (4 * self.threads))))
-            workers = max(1, min(self.threads, half // per))
             chunk = max(1, min(chunk, rows))
-            self._ensure_scratch(chunk if self._row_step else 1, workers)  # row_step 0: one row per worker
+            if self._row_step:  # one row per thread: a chunk's set must fit in the first pool's share
+                chunk = max(1, min(chunk, half // per))
+            set_rows = chunk if self._row_step else 1
             spans = [(s, min(chunk, rows - s)) for s in range(0, rows, chunk)]
+            workers = max(1, min(self.threads, half // (set_rows * per), len(spans)))
+            sets = self._level0_sets(set_rows, workers)
+            if workers == 1:
+                for first, n in spans:
+                    run_span(first, n, sets[0], 0)
+                return
+            taken = itertools.count()  # next() is atomic under the GIL: each span is taken once
 
-            def run(span: tuple[int, int]) -> None:
-                sc = self._scratch.get()
-                try:
-                    run_span(span[0], span[1], sc, 0)
-                finally:
-                    self._scratch.put(sc)
+            def work(sc: Any) -> None:
+                i = next(taken)
+                while i < len(spans):
+                    run_span(spans[i][0], spans[i][1], sc, 0)
+                    i = next(taken)
 
-            if self._pool is None or len(spans) == 1 or workers == 1:
-                for span in spans:
-                    run(span)
-            else:
-                for f in [self._pool.submit(run, span) for span in spans]:
-                    f.result()
-        else:
-            wave = max(1, min(rows, half // per))
-            self._ensure_scratch(wave, 1)
-            sc = self._scratch.get()
-            try:
-                for first in range(0, rows, wave):
-                    run_span(first, min(wave, rows - first), sc, 0)
-            finally:
-                self._scratch.put(sc)
-
-    def _escalated_rows(self, searches: int) -> int:
-        """Scratch rows an escalated wave of ``searches`` needs: one per search on a GPU, one per worker on the CPU."""
-        return min(searches, self.threads) if self._row_step == 0 else searches
-
-    def _spread(self, run_span: Any, rows: int) -> None:
-        """An escalated wave of ``rows`` threads over one shared scratch set: split across CPU workers, part k
-        in scratch row k (on a GPU, thread i uses row i)."""
-        if self._pool is None or rows < 2:
-            run_span(0, rows, 0)
+            run_parallel([functools.partial(work, sc) for sc in sets])
             return
-        parts = min(self.threads, rows)
-        step = math.ceil(rows / parts)
-        futures = [self._pool.submit(run_span, s, min(step, rows - s), k) for k, s in enumerate(range(0, rows, step))]
-        for f in futures:
-            f.result()
+        sc = self._level0_sets(self._device_rows0(rows), 1)[0]
+        wave = rows if self._row_step == 0 else self._device_rows0(rows)
+        for first in range(0, rows, wave):
+            run_span(first, min(wave, rows - first), sc, 0)
 
+    def _escalate_host(self, run: Any, lv: int, searches: int, slots: int) -> None:
+        """``searches`` granted rows of level ``lv`` (read on the host) in waves of ``slots``, each split across the
+        CPU workers: with a shared row per worker, part k in row k; one row per thread, part k from its first row."""
+        fit = self._level_fit(lv)
+        if self._row_step == 0:
+            parts = max(1, min(self.threads, searches, fit))
+            sc = self._level_scratch(lv, parts)
+            step = math.ceil(searches / parts)
+            run_parallel([functools.partial(run, s, min(step, searches - s), sc, k)
+                          for k, s in enumerate(range(0, searches, step))])
+            return
+        wave = max(1, min(slots, searches))
+        sc = self._level_scratch(lv, wave)
+        for start in range(0, searches, wave):
+            span = min(wave, searches - start)
+            step = math.ceil(span / max(1, min(self.threads, span)))
+            run_parallel([functools.partial(run, start + s, min(step, span - s), sc, s) for s in range(0, span, step)])
+
+    def _escalate_device(self, run: Any, lv: int, threads: int, slots: int) -> None:
+        """Level ``lv`` for fixed dimensions: ``threads`` (the slots granted at most, or every requested row when
+        the call is unbounded) in launches of ``slots``; threads past the rows granted return at once."""
+        sc = self._level_scratch(lv, 1 if self._row_step == 0 else slots)
+        for start in range(0, threads, slots):
+            run(start, min(slots, threads - start), sc, 0)
+
+    def _level_fit(self, lv: int) -> int:
+        """Searches of level ``lv`` the escalated share of the cap holds at once (at least one: see `pools`)."""
+        return max(1, self._room // self.bytes_per_agent(self.pools[lv]))
+
+    def _level_slots(self, lv: int, capacity: int, bound: int | None) -> int:
+        """The most searches one wave of level ``lv`` may be granted: all rows when the searches of a launch share a
+        scratch row, else as many as fit in the cap; and within the call's bound (at least one)."""
+        slots = capacity if self._row_step == 0 else min(capacity, self._level_fit(lv))
+        if bound is not None:
+            slots = min(slots, max(1, int(bound) // self.pools[lv]))
+        return max(1, slots)
+
+    def _device_rows0(self, capacity: int) -> int:
+        """Level-0 scratch rows of the device path: one shared row (CPU), or one per thread of a wave in the cap."""
+        if self._row_step == 0:
+            return 1
+        return max(1, min(capacity, (self.max_scratch_bytes // 2) // self._first_bytes))
+
+    def _device_level_rows(self, lv: int, capacity: int, bound: int | None) -> int:
+        return 1 if self._row_step == 0 else self._level_slots(lv, capacity, bound)
+
+    # --- recorded launches -----------------------------------------------------------------------------------
     def _recorded(self, qs: Any, lv: int, sc: Any, scratch_first: int, gt: Any, rel: Any, results: Any) -> list:
         """The search kernel's launch for this query struct, level, scratch set and scratch row, recorded once
-        (``[launch, code it was recorded against, goal struct, relevance, results, holds, thread count]``).
+        (``[launch, its inputs as recorded, goal struct, relevance, results, thread count]``).
 
         Packing the kernel's twelve arguments (the table structs hold dozens of arrays) is most of a small call's
-        cost; a recorded launch is replayed with only ``first`` and the thread count set. Structs are passed by
-        reference to their C image, so later field changes (``_assign``) show through; a goal table or result
-        struct of another identity re-packs that argument. One entry per scratch set and row: two CPU workers
-        never share one. Warp frees a module's code when it reloads the module (a planner for another word count
-        adds functions to it), so an entry recorded against code no longer loaded is recorded again.
+        cost; a recorded launch is replayed with only ``first`` and the thread count set. The recording itself is
+        `goap.launch.Launcher.recorded`'s (under its lock, recorded again when Warp has reloaded the module), keyed
+        by the inputs the entry was first made with; a goal table or result struct of another identity only
+        re-packs that argument. Structs are passed by reference to their C image, so later field changes
+        (``_assign``) show through. One entry per scratch set and row: two CPU workers never share one.
         """
         key = (id(qs), lv, id(sc), scratch_first)
         entry = self._launches.get(key)
-        execs = self.kernel.module.execs
-        if entry is None or not any(e is entry[1] for e in execs.values()):
-            # Recorded under a lock: CPU workers call this concurrently, and recording two launches of a kernel at
-            # once from two threads crashes inside Warp (replaying them concurrently is safe).
-            with self._record_lock:
-                if len(self._launches) >= 256:
-                    self._launches.clear()
-                cmd = self._wp.launch(
-                    self.kernel, dim=1, device=self.device, record_cmd=True,
-                    inputs=[qs, 0, scratch_first, self._row_step, self._dt, gt, self._ct, rel, self._searches[lv],
-                            sc, results, self._pending])
-                ctx = self.device.context
-                loaded = next((e for k, e in self.kernel.module.execs.items() if k[0] == ctx), None)
-                entry = self._launches[key] = [cmd, loaded, gt, rel, results, (qs, sc), 1]  # holds what it points to
-                return entry
+        if entry is None:
+            if len(self._launches) >= 256:
+                self._launches.clear()
+            inputs = [qs, 0, scratch_first, self._row_step, self._dt, gt, self._ct, rel, self._searches[lv], sc,
+                      results, self._pending]
+            entry = self._launches[key] = [None, inputs, gt, rel, results, 1]
+        cmd = self.launcher.recorded(self.kernel, entry[1])
+        if cmd is not entry[0]:  # recorded just now: with the entry's first inputs, for one thread
+            inputs = entry[1]
+            entry[0], entry[2], entry[3], entry[4], entry[5] = cmd, inputs[5], inputs[7], inputs[10], 1
         for index, slot, value in ((5, 2, gt), (7, 3, rel), (10, 4, results)):
             if entry[slot] is not value:
-                entry[0].set_param_at_index(index, value)
+                cmd.set_param_at_index(index, value)
                 entry[slot] = value
         return entry
 
-    def _set(self, arr: Any, value: int) -> None:
-        if self.device.is_cpu:
-            (self._count_view if arr is self._count else self._pending_view)[0] = value
-        else:
-            arr.fill_(value)
+    # --- buffers --------------------------------------------------------------------------------------------
+    def _allocating(self, what: str) -> None:
+        """Refuse an allocation inside a capture (the graph would replay a memset, or read memory it never
+        filled): the caller should have reserved it."""
+        if capturing(self.device):
+            raise CaptureError(
+                f"plan() under capture needs {what}, not allocated yet: call reserve(capacity) on the planner before "
+                f"capturing (a captured call may not allocate what its replays read)"
+            )
 
-    def _set_budget(self, bound: int | None) -> None:
-        values = np.array([0 if bound is None else int(bound), 0], dtype=np.int64)
-        if self.device.is_cpu:
-            self._budget.numpy()[...] = values
-        else:
-            self._budget.assign(values)
+    def _keep(self, buffers: list[Any], nbytes: int) -> None:
+        """Buffers being replaced (``nbytes`` in all): kept alive when a device-path call may have captured their
+        addresses; their recorded launches are dropped either way."""
+        if not buffers:
+            return
+        ids = {id(b) for b in buffers}
+        self._launches = {key: e for key, e in self._launches.items() if id(e[1][9]) not in ids}
+        if self._pinned:
+            self._kept.extend(buffers)
+            self._kept_bytes += nbytes
+
+    def _level0_sets(self, rows: int, count: int) -> list[Any]:
+        """``count`` level-0 scratch sets of at least ``rows`` rows (grown, never shrunk)."""
+        if rows > self._set_rows or count > len(self._sets):
+            self._allocating(f"{count} level-0 scratch set(s) of {rows} row(s)")
+            if rows > self._set_rows:
+                self._keep(self._sets, len(self._sets) * self._set_rows * self._row_bytes(self.max_nodes))
+                self._sets, self._set_rows = [], rows
+            while len(self._sets) < count:
+                self._sets.append(self._new_scratch(self._set_rows, self.max_nodes))
+        return self._sets[:count]
+
+    def _level_scratch(self, lv: int, rows: int) -> Any:
+        """A scratch set of ``rows`` rows with level ``lv``'s pool, over the escalated levels' shared arena.
+
+        The levels of a call run one after another, so one arena serves them all: the cap holds for the largest
+        level alone, not their sum. A view's hash tables may hold another level's data; the kernel empties a row's
+        table before its first escalated search of a launch (see plan_astar).
+        """
+        key = (lv, rows)
+        sc = self._views.get(key)
+        if sc is not None:
+            return sc
+        specs = self._scratch_specs(rows, self.pools[lv])
+        self._ensure_arena(sum(_spec_bytes(s) for s in specs),
+                           f"escalated scratch for {rows} search(es) of {self.pools[lv]:,} states (level {lv})")
+        wp, arena = self._wp, self._arena
+        s = self._k.Scratch()
+        offset = 0
+        for name, shape, dtype in specs:  # 8-byte fields first, so every field is aligned with no padding
+            size = _spec_bytes((name, shape, dtype))
+            setattr(s, name, wp.array(ptr=arena.ptr + offset, dtype=dtype, shape=shape, capacity=size,
+                                      device=self.device))
+            offset += size
+        self._views[key] = s
+        return s
+
+    def _ensure_arena(self, need: int, what: str) -> None:
+        """The escalated levels' arena of at least ``need`` bytes (a larger one replaces it, with its views)."""
+        if self._arena is not None and self._arena.capacity >= need:
+            return
+        self._allocating(what)
+        old = [] if self._arena is None else [self._arena, *self._views.values()]
+        self._keep(old, 0 if self._arena is None else self._arena.capacity)
+        self._arena = self._wp.empty(need, dtype=self._wp.uint8, device=self.device)
+        self._views = {}
+
+    def _row_bytes(self, pool: int) -> int:
+        return sum(_spec_bytes(s) for s in self._scratch_specs(1, pool))
+
+    def _scratch_specs(self, rows: int, pool: int) -> list[tuple[str, tuple[int, ...], Any]]:
+        """The Scratch struct's arrays for ``rows`` searches with ``pool`` states: (name, shape, dtype), 8-byte
+        types first; arrays the heuristic does not read take one element per row."""
+        wp, W, m = self._wp, self.tables.n_words, pool
+        A = max(1, self.tables.n_actions)
+        C = max(1, self._conds.n_conditions)
+        lm = self.heuristic == "lmcut"  # only what the heuristic reads
+        hmax, depth2 = lm or self.heuristic == "hmax", self.heuristic == "hmax_depth2"
+        return [
+            ("node_state", (rows * (m + 1), W), wp.uint64),
+            ("node_g", (rows, m), wp.float64),
+            ("node_h", (rows, m), wp.float64),
+            ("act_cost", (rows, A), wp.float64),
+            ("act_h", (rows, A if hmax else 1), wp.float64),
+            ("pre_cost", (rows, max(1, self.tables.relaxed.n_pre) if depth2 else 1), wp.float64),
+            ("cond_h", (rows, C if hmax else 1), wp.float64),
+            ("act_rc", (rows, A if lm else 1), wp.float64),
+            ("reached", (rows, max(1, len(self.domain.facts))), wp.uint64),
+            ("node_parent", (rows, m), wp.int32),
+            ("node_pos", (rows, m), wp.int32),
+            ("heap", (rows, m), wp.int32),
+            ("table", (rows, hash_size(m)), wp.int32),
+            ("cond_heap", (rows, C if hmax else 1), wp.int32),
+            ("cond_pos", (rows, C if hmax else 1), wp.int32),
+            ("act_left", (rows, A if hmax else 1), wp.int32),
+            ("act_pcf", (rows, A if lm else 1), wp.int32),
+            ("act_mark", (rows, A if lm else 1), wp.int32),
+            ("cond_mark", (rows, C if lm else 1), wp.int32),
+        ]
+
+    def _new_scratch(self, rows: int, pool: int) -> Any:
+        """A level-0 scratch set: its own arrays, the hash tables empty (-1), as every search leaves them."""
+        wp, dev = self._wp, self.device
+        s = self._k.Scratch()
+        for name, shape, dtype in self._scratch_specs(rows, pool):
+            arr = wp.full(shape, -1, dtype=dtype, device=dev) if name == "table" else wp.empty(
+                shape, dtype=dtype, device=dev)
+            setattr(s, name, arr)
+        return s
 
     def _compaction(self, capacity: int) -> tuple[Any, Any, Any]:
         if self._compact is None or self._compact[0] < capacity:
+            self._allocating(f"the escalation's compaction arrays for {capacity} rows")
             wp, dev = self._wp, self.device
+            if self._compact is not None:
+                self._keep(list(self._compact[1:]), 12 * self._compact[0])
             self._compact = (capacity, wp.zeros(capacity, dtype=wp.int32, device=dev),
                              wp.zeros(capacity, dtype=wp.int32, device=dev),
                              wp.zeros(capacity, dtype=wp.int32, device=dev))
@@ -421,6 +636,7 @@ class WarpAStarPlanner:
         s.max_pops = pop_limit(self.pools[lv])
         return s
 
+    # --- inputs and results ---------------------------------------------------------------------------------
     def _to_device(self, x: Any, dtype: Any) -> Any:
         wp = self._wp
         if isinstance(x, wp.array):
@@ -484,6 +700,11 @@ class WarpAStarPlanner:
         cached = self._goal_structs.get(id(gt))
         if cached is not None and cached[0] is gt:
             return cached[1]
+        if capturing(self.device):
+            raise CaptureError(
+                "plan() under capture got a goal table whose device copy is not made yet: pass it to "
+                "reserve(capacity, goal_tables=(table,)) before capturing"
+            )
         from goap.kernels.semantics import GoalTables as GoalStruct
         from goap.kernels.semantics import to_device
 
@@ -494,64 +715,10 @@ class WarpAStarPlanner:
         self._goal_structs[id(gt)] = (gt, (s, rel))
         return s, rel
 
-    def _new_scratch(self, rows: int, pool: int) -> Any:
-        wp, dev, W = self._wp, self.device, self.tables.n_words
-        m = pool
-        s = self._k.Scratch()
-        s.node_state = wp.empty((rows * (m + 1), W), dtype=wp.uint64, device=dev)
-        s.node_g = wp.empty((rows, m), dtype=wp.float64, device=dev)
-        s.node_h = wp.empty((rows, m), dtype=wp.float64, device=dev)
-        s.node_parent = wp.empty((rows, m), dtype=wp.int32, device=dev)
-        s.node_pos = wp.empty((rows, m), dtype=wp.int32, device=dev)
-        s.heap = wp.empty((rows, m), dtype=wp.int32, device=dev)
-        s.table = wp.full((rows, hash_size(m)), -1, dtype=wp.int32, device=dev)
-        A = max(1, self.tables.n_actions)
-        C = max(1, self._conds.n_conditions)
-        lm = self.heuristic == "lmcut"  # only what the heuristic reads
-        hmax, hmax2 = lm or self.heuristic == "hmax", self.heuristic == "hmax2"
-        s.act_cost = wp.empty((rows, A), dtype=wp.float64, device=dev)
-        s.act_h = wp.empty((rows, A if hmax else 1), dtype=wp.float64, device=dev)
-        s.pre_cost = wp.empty((rows, max(1, self.tables.relaxed.n_pre) if hmax2 else 1), dtype=wp.float64, device=dev)
-        s.cond_h = wp.empty((rows, C if hmax else 1), dtype=wp.float64, device=dev)
-        s.cond_heap = wp.empty((rows, C if hmax else 1), dtype=wp.int32, device=dev)
-        s.cond_pos = wp.empty((rows, C if hmax else 1), dtype=wp.int32, device=dev)
-        s.act_left = wp.empty((rows, A if hmax else 1), dtype=wp.int32, device=dev)
-        s.act_rc = wp.empty((rows, A if lm else 1), dtype=wp.float64, device=dev)
-        s.act_pcf = wp.empty((rows, A if lm else 1), dtype=wp.int32, device=dev)
-        s.act_mark = wp.empty((rows, A if lm else 1), dtype=wp.int32, device=dev)
-        s.cond_mark = wp.empty((rows, C if lm else 1), dtype=wp.int32, device=dev)
-        s.reached = wp.empty((rows, max(1, len(self.domain.facts))), dtype=wp.uint64, device=dev)
-        return s
 
-    def _ensure_scratch(self, rows: int, count: int) -> None:
-        """Make sure ``count`` level-0 scratch sets of at least ``rows`` threads exist (reallocated only to grow)."""
-        if rows <= self._scratch_rows:
-            return
-        rows = max(rows, self._scratch_rows)
-        while not self._scratch.empty():
-            self._scratch.get()
-        for _ in range(count):
-            self._scratch.put(self._new_scratch(rows, self.max_nodes))
-        self._scratch_rows = rows
-
-    def _escalated_scratch(self, lv: int, rows: int) -> Any:
-        """One scratch set of ``rows`` threads with level ``lv``'s pool; other levels' sets are freed to make room."""
-        held = self._escalated.get(lv)
-        if held is not None and held[0] >= rows:
-            return held[1]
-        room = self.max_scratch_bytes - self.max_scratch_bytes // 2
-        need = rows * self.bytes_per_agent(self.pools[lv])
-        used = sum(r * self.bytes_per_agent(self.pools[o]) for o, (r, _) in self._escalated.items() if o != lv)
-        for other in sorted(self._escalated, key=lambda o: -self.pools[o]):
-            if used + need <= room:
-                break
-            if other != lv:
-                used -= self._escalated[other][0] * self.bytes_per_agent(self.pools[other])
-                del self._escalated[other]
-        self._escalated.pop(lv, None)
-        sc = self._new_scratch(rows, self.pools[lv])
-        self._escalated[lv] = (rows, sc)
-        return sc
+def _spec_bytes(spec: tuple[str, tuple[int, ...], Any]) -> int:
+    _, shape, dtype = spec
+    return math.prod(shape) * init_warp().types.type_size_in_bytes(dtype)
 
 
 def _nothing() -> None:
