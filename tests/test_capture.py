@@ -140,7 +140,8 @@ def test_a_live_setting_change_recaptures_and_matches_plain():
             brain.goal_hysteresis = 2.5
 
     def make(capture):
-        return Brain(domain, 200, world=engine_world(domain), device="cpu", seed=6, plan_budget=50, capture=capture)
+        return Brain(domain, 200, world=engine_world(domain), device="cpu", seed=6, plan_budget=50, dedupe=True,
+                     capture=capture)  # dedupe on: no grouping choice that changes on its own
 
     plain, captured = make(False), make(True)
     assert_same_runs(trace(plain, 20, change), trace(captured, 20, change))
