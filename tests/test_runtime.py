@@ -600,7 +600,7 @@ def test_a_search_that_outgrows_its_pool_continues_over_ticks_without_cooldown()
         b.action(f"down{k}", pre={f"d{k}": "> 0"}, effects={f"d{k}": "-= 1"})
     domain = b.goal("open", want={"d0": 5, "d1": 4, "d2": 5, "d3": 3}).build()
     brain = Brain(domain, 2, device="cpu", max_nodes=16, search_nodes_per_tick=1,
-                  planner_options={"heuristic": "hmax1", "node_ceiling": 16 * 8**3})
+                  planner_options={"heuristic": "hmax_depth1", "node_ceiling": 16 * 8**3})
     assert brain._n_levels >= 3
     for _ in range(8):
         brain.tick()

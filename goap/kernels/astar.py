@@ -5,7 +5,9 @@ sums, same (f, h, node) order on the open list, same pool checks), so both plann
 return the same statuses, costs and plans. The rules (goal test, precondition test, effects) are the ones of
 `goap.kernels.semantics`, applied to node rows: thread t's node n is row ``t * (pool + 1) + n`` of ``node_state``.
 
-Per-thread scratch (one row per thread of a wave, so CPU chunks reuse a chunk-sized set), for a pool of M states:
+Scratch rows (``t = scratch_first + tid * row_step``): one per thread on a GPU (``row_step`` 1); on the CPU, where a
+launch runs its threads one after another, the searches of a launch share one row (``row_step`` 0), which stays in
+cache. For a pool of M states a row holds:
 
     node_state   uint64 [T (M + 1), W]   row M of each thread is where a successor is built before it is kept
     node_g/h     float64[T, M]
@@ -25,8 +27,9 @@ Per-thread scratch (one row per thread of a wave, so CPU chunks reuse a chunk-si
 No action is stored per node: a plan is read back by finding, for each node on the path, the first usable action
 that turns its parent's state into its own at exactly its g (the action the search recorded, as the reference's).
 The open list holds each open node once (a decrease-key heap), so it never outgrows the pool. The hash table is
-left empty after every search (the stored nodes are looked up and cleared). A* reopens a closed state reached
-again more cheaply (only LM-cut, which is not consistent, does that). Every loop is bounded: probing by H,
+left empty after every search (the stored nodes are looked up and cleared); escalated levels share one arena of
+scratch, so there the first search of a row in a launch empties the row's table first. A* reopens a closed state
+reached again more cheaply (only LM-cut, which is not consistent, does that). Every loop is bounded: probing by H,
 sifting by 32 levels, the search by `pop_limit(M)` pops (M + 1 unless it reopens a state), h_max by C pops of
 its queue, LM-cut by A + 2 rounds of it.
 """

@@ -199,6 +199,7 @@ class WarpAStarPlanner:
         self._results_cache: tuple[tuple, Any, Any] | None = None
         self._compact: tuple[int, Any, Any, Any] | None = None  # (capacity, flags, offsets, rows)
         self._launches: dict[tuple, list] = {}  # see _recorded
+        self._calls = 0  # plan calls so far: a recorded launch is checked once per call
         self._query = astar.Query()
         self._level_query = astar.Query()
         self._searches = [self._search_struct(lv) for lv in range(self.n_levels)]
@@ -307,6 +308,7 @@ class WarpAStarPlanner:
         bound = self.max_escalated_nodes if max_escalated_nodes is None else max_escalated_nodes
         if not host:
             self._pinned = True
+        self._calls += 1
 
         dev, k = self.device, self._k
         q = self._query
@@ -471,14 +473,15 @@ class WarpAStarPlanner:
     # --- recorded launches -----------------------------------------------------------------------------------
     def _recorded(self, qs: Any, lv: int, sc: Any, scratch_first: int, gt: Any, rel: Any, results: Any) -> list:
         """The search kernel's launch for this query struct, level, scratch set and scratch row, recorded once
-        (``[launch, its inputs as recorded, goal struct, relevance, results, thread count]``).
+        (``[launch, its inputs as recorded, goal struct, relevance, results, thread count, call checked in]``).
 
         Packing the kernel's twelve arguments (the table structs hold dozens of arrays) is most of a small call's
         cost; a recorded launch is replayed with only ``first`` and the thread count set. The recording itself is
         `goap.launch.Launcher.recorded`'s (under its lock, recorded again when Warp has reloaded the module), keyed
-        by the inputs the entry was first made with; a goal table or result struct of another identity only
-        re-packs that argument. Structs are passed by reference to their C image, so later field changes
-        (``_assign``) show through. One entry per scratch set and row: two CPU workers never share one.
+        by the inputs the entry was first made with, and asked once per call (Warp reloads a module only when one
+        is loaded, not in the middle of a call); a goal table or result struct of another identity only re-packs
+        that argument. Structs are passed by reference to their C image, so later field changes (``_assign``) show
+        through. One entry per scratch set and row: two CPU workers never share one.
         """
         key = (id(qs), lv, id(sc), scratch_first)
         entry = self._launches.get(key)
@@ -487,11 +490,14 @@ class WarpAStarPlanner:
                 self._launches.clear()
             inputs = [qs, 0, scratch_first, self._row_step, self._dt, gt, self._ct, rel, self._searches[lv], sc,
                       results, self._pending]
-            entry = self._launches[key] = [None, inputs, gt, rel, results, 1]
-        cmd = self.launcher.recorded(self.kernel, entry[1])
-        if cmd is not entry[0]:  # recorded just now: with the entry's first inputs, for one thread
-            inputs = entry[1]
-            entry[0], entry[2], entry[3], entry[4], entry[5] = cmd, inputs[5], inputs[7], inputs[10], 1
+            entry = self._launches[key] = [None, inputs, gt, rel, results, 1, 0]
+        if entry[6] != self._calls:
+            entry[6] = self._calls
+            cmd = self.launcher.recorded(self.kernel, entry[1])
+            if cmd is not entry[0]:  # recorded just now: with the entry's first inputs, for one thread
+                inputs = entry[1]
+                entry[0], entry[2], entry[3], entry[4], entry[5] = cmd, inputs[5], inputs[7], inputs[10], 1
+        cmd = entry[0]
         for index, slot, value in ((5, 2, gt), (7, 3, rel), (10, 4, results)):
             if entry[slot] is not value:
                 cmd.set_param_at_index(index, value)
