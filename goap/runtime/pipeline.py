@@ -178,8 +178,7 @@ class Pipeline:
     def _graphs_for(self, key: tuple) -> dict[int, Any]:
         graphs = self._graph_cache.get(key)
         if graphs is None:
-            if not self._graph_cache:
-                self._prepare_capture()
+            self._prepare_capture()
             while len(self._graph_cache) >= _KEPT_GRAPH_KEYS:
                 self._graph_cache.popitem(last=False)
             graphs = self._graph_cache[key] = {}
@@ -190,8 +189,11 @@ class Pipeline:
         """Allocate what the device path needs before the first capture (a capture must not allocate buffers
         that later replays rely on being filled)."""
         reserve = getattr(self.planner, "reserve", None)
-        if callable(reserve):
-            reserve(self._plan_capacity())
+        if callable(reserve) and self._device_planner:
+            options = {"max_escalated_nodes": self.search_nodes_per_tick}
+            if hasattr(self.planner, "inner"):
+                options["out"] = self._batch
+            reserve(self._plan_capacity(), **options)
 
     def drop_graphs(self) -> None:
         """Forget every captured graph (the next tick captures again)."""
