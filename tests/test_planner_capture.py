@@ -262,3 +262,26 @@ def test_capture_refuses_host_data_and_a_goal_table_it_has_not_seen(tables):
     assert_same(replayed, call.results(), "ad-hoc goal table")
     with pytest.raises(CaptureError, match="before the capture"):
         capture(fast, lambda: fast.reserve(CAPACITY))
+
+
+@pytest.mark.parametrize("grouping", [False, True])
+def test_host_calls_that_grow_the_buffers_leave_a_captured_graph_intact(tables, grouping):
+    """A plain call larger than what was reserved allocates larger buffers: the ones a graph captured are kept
+    (their addresses are baked into it), so replaying it still gives the plain call's results."""
+    t = tables[1]
+    fast = WarpAStarPlanner(t, heuristic="hmax_depth1", device=DEVICE, scratch_layout="per_thread", **POOLS)
+    planner = DedupingPlanner(fast) if grouping else fast
+    planner.reserve(CAPACITY)
+    call = Call(t, planner.max_plan_length)
+    graph = capture(planner, lambda: call.plan(planner, 200))
+    held = fast.scratch_bytes
+    problems = random_problems(t.domain, 3000, seed=12)
+    big = planner.plan(t.pack_states(problems.values), problems.goals, max_escalated_nodes=200)
+    assert Status.OK in set(big.status.tolist())
+    assert fast.scratch_bytes > held  # larger sets now, the captured ones kept beside them
+    call.fill(13, CAPACITY - 5, repeats=20 if grouping else 0)
+    Launcher(planner.device).replay(graph)
+    replayed = call.results()
+    call.reset()
+    call.plan(planner, 200)
+    assert_same(replayed, call.results(), "replay after a larger plain call")
