@@ -550,3 +550,25 @@ def test_brain_runs_the_same_with_the_wrapper():
             stats = brain.planner.stats()
     assert hashes[0] == hashes[1]
     assert stats["requests"] > 0 and stats["distinct"] < stats["requests"]
+
+
+def test_group_tag_wraps_round_on_the_device():
+    """Once in 2**31 calls the group tables' tag would come round to values slots still hold: `start_call` then
+    empties the tables and counts from 1 again, on the device (a captured call has no host counter to do it)."""
+    import warp as wp
+
+    from goap.kernels import dedupe as k
+
+    r = k.Requests()
+    r.agents, r.count = wp.zeros(1, dtype=wp.int32), wp.zeros(1, dtype=wp.int32)
+    r.use_agents, r.has_count, r.n = 0, 0, 5
+    for tag, cleared in ((int(k.EPOCH_LIMIT) - 1, False), (int(k.EPOCH_LIMIT), True)):
+        epoch = wp.array([7, tag], dtype=wp.int32)
+        table, join = wp.full(16, 12345, dtype=wp.uint64), wp.full(4, 9, dtype=wp.uint64)
+        n_heads, n_miss = wp.full(2, 3, dtype=wp.int32), wp.full(1, 4, dtype=wp.int32)
+        counters = wp.zeros(len(COUNTERS), dtype=wp.int64)
+        wp.launch(k.start_call, dim=1, inputs=[r, epoch, n_heads, n_miss, counters, table, join])
+        np.testing.assert_array_equal(epoch.numpy(), [8, 1 if cleared else tag + 1])
+        assert (table.numpy() == (0 if cleared else 12345)).all() and (join.numpy() == (0 if cleared else 9)).all()
+        assert not n_heads.numpy().any() and not n_miss.numpy().any()
+        assert counters.numpy()[COUNTERS.index("calls")] == 1 and counters.numpy()[COUNTERS.index("requests")] == 5

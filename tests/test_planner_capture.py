@@ -17,7 +17,7 @@ import pytest
 from goap.bench.random_domains import random_domain, random_problems
 from goap.encoding import encode
 from goap.launch import CaptureError, Launcher, capturing
-from goap.planners.base import PlanBatch, Status
+from goap.planners.base import DEFAULT_MAX_PLAN_LENGTH, PlanBatch, Status
 from goap.planners.dedupe import DedupingPlanner
 from goap.planners.reference import ReferencePlanner
 from goap.planners.warp_astar import WarpAStarPlanner, WarpGreedyPlanner, WarpWeightedAStarPlanner
@@ -51,9 +51,10 @@ class Call:
         self.out = PlanBatch.on_device(N, max_plan_length, DEVICE)
         self.host: dict = {}
 
-    def fill(self, seed: int, count: int, repeats: int = 0) -> None:
+    def fill(self, seed: int, count: int, repeats: int = 0, order: int | None = None) -> None:
         """New inputs in the same arrays; a fresh ``out`` (every row NOT_PLANNED at level 0). ``repeats``: draw the
-        agents' states and goals from that many distinct problems, so that queries repeat."""
+        agents' states and goals from that many distinct problems, so that queries repeat. ``order``: another seed
+        for the request queue's order (the same agents and queries, requested in another order)."""
         rng = np.random.default_rng(seed)
         t = self.tables
         problems = random_problems(t.domain, repeats or N, seed=seed)
@@ -65,7 +66,8 @@ class Call:
             costs, enabled = costs[pick % repeats], enabled[pick % repeats]
         self.host = {
             "states": t.pack_states(problems.values)[pick], "goals": problems.goals[pick].astype(np.int32),
-            "costs": costs, "enabled": enabled, "ids": rng.permutation(N)[:CAPACITY].astype(np.int32),
+            "costs": costs, "enabled": enabled,
+            "ids": np.random.default_rng(seed if order is None else order).permutation(N)[:CAPACITY].astype(np.int32),
             "count": np.array([count], dtype=np.int32),
         }
         for name, x in self.host.items():
@@ -175,20 +177,24 @@ def test_captured_grouping_planner(tables, mode, per_row, bound):
 
     t = tables[1]
 
+    inner = mode == "off"
+    call = Call(t, DEFAULT_MAX_PLAN_LENGTH)
+
     def grouping():
-        inner = WarpAStarPlanner(t, heuristic="hmax_depth1", device=DEVICE, **POOLS)
-        dp = DedupingPlanner(inner, cache_capacity=64 if mode == "cache" else 0, per_row=per_row)
-        dp.reserve(CAPACITY)
-        epoch = dp._epoch.numpy()  # the tag comes round after two calls
-        dp._epoch.assign(np.array([epoch[0], int(EPOCH_LIMIT) - 1], dtype=np.int32))
-        return dp
+        planner = DedupingPlanner(WarpAStarPlanner(t, heuristic="hmax_depth1", device=DEVICE, **POOLS),
+                                  cache_capacity=64 if mode == "cache" else 0, per_row=per_row)
+        planner.reserve(CAPACITY)
+        for _ in range(2):  # plain calls leave tags 1 and 2 in the group tables, for all 80 requests in another order
+            call.fill(6, CAPACITY, repeats=12, order=99)
+            call.plan(planner, bound, inner=inner)
+        epoch = planner._epoch.numpy()  # the tag comes round to 1 at the second replay: the tables are emptied
+        planner._epoch.assign(np.array([epoch[0], int(EPOCH_LIMIT) - 1], dtype=np.int32))
+        return planner
 
     captured, plain = grouping(), grouping()
     ref = ReferencePlanner(t, heuristic="hmax_depth1", **POOLS)
-    call = Call(t, captured.max_plan_length)
-    inner = mode == "off"
     graph = capture(captured, lambda: call.plan(captured, bound, inner=inner))
-    for seed, count in ((5, CAPACITY - 9), (5, CAPACITY - 9), (6, 40), (7, CAPACITY), (6, 40)):
+    for seed, count in ((6, 40), (6, 40), (5, CAPACITY - 9), (7, CAPACITY), (6, 40)):
         call.fill(seed, count, repeats=12)
         Launcher(captured.device).replay(graph)
         replayed = call.results()
@@ -202,7 +208,7 @@ def test_captured_grouping_planner(tables, mode, per_row, bound):
     if inner:
         assert got["calls"] == 0
         return
-    assert got["calls"] == 5 and got["distinct"] < got["requests"]
+    assert got["calls"] == 7 and got["distinct"] < got["requests"]
     if mode == "cache":
         assert got["hits"] > 0 and got["inserted"] > 0
 
@@ -256,3 +262,26 @@ def test_capture_refuses_host_data_and_a_goal_table_it_has_not_seen(tables):
     assert_same(replayed, call.results(), "ad-hoc goal table")
     with pytest.raises(CaptureError, match="before the capture"):
         capture(fast, lambda: fast.reserve(CAPACITY))
+
+
+@pytest.mark.parametrize("grouping", [False, True])
+def test_host_calls_that_grow_the_buffers_leave_a_captured_graph_intact(tables, grouping):
+    """A plain call larger than what was reserved allocates larger buffers: the ones a graph captured are kept
+    (their addresses are baked into it), so replaying it still gives the plain call's results."""
+    t = tables[1]
+    fast = WarpAStarPlanner(t, heuristic="hmax_depth1", device=DEVICE, scratch_layout="per_thread", **POOLS)
+    planner = DedupingPlanner(fast) if grouping else fast
+    planner.reserve(CAPACITY)
+    call = Call(t, planner.max_plan_length)
+    graph = capture(planner, lambda: call.plan(planner, 200))
+    held = fast.scratch_bytes
+    problems = random_problems(t.domain, 3000, seed=12)
+    big = planner.plan(t.pack_states(problems.values), problems.goals, max_escalated_nodes=200)
+    assert Status.OK in set(big.status.tolist())
+    assert fast.scratch_bytes > held  # larger sets now, the captured ones kept beside them
+    call.fill(13, CAPACITY - 5, repeats=20 if grouping else 0)
+    Launcher(planner.device).replay(graph)
+    replayed = call.results()
+    call.reset()
+    call.plan(planner, 200)
+    assert_same(replayed, call.results(), "replay after a larger plain call")

@@ -133,7 +133,6 @@ class DedupingPlanner:
         self.counters = wp.zeros(len(COUNTERS), dtype=wp.int64, device=dev)
         # [0]: the cache's clock, [1]: the group table's tag; both advance once per call (in `hash_queries`).
         self._epoch = wp.zeros(2, dtype=wp.int32, device=dev)
-        self._group_epoch = self._epoch[1:2]
         self._n_reps = wp.zeros(1, dtype=wp.int32, device=dev)
         self._n_miss = wp.zeros(1, dtype=wp.int32, device=dev)
         self._dummy_u32 = wp.zeros((1, 1), dtype=wp.uint32, device=dev)
@@ -741,7 +740,8 @@ class DedupingPlanner:
     def _ensure_scratch(self, rows: int, spans: int) -> dict[str, Any]:
         """Per-request scratch for grouping and the cache, grown on demand and reused.
 
-        The group tables are never cleared: a slot carries the epoch of the call that claimed it. Each span's table
+        The group tables are never cleared (but once in 2**31 calls, by `start_call`): a slot carries the epoch of
+        the call that claimed it. Each span's table
         (on a GPU the call's) has at least twice as many slots as the span has requests, the join table twice as
         many as the call has.
         """
@@ -763,20 +763,15 @@ class DedupingPlanner:
                 fresh[name] = self._scratch.get(name)
             self._scratch, self._rows, self._scratch_parts = fresh, cap, max(spans, self._scratch_parts)
         s = self._scratch
-        grown = False
         for name, slots in (("table", spans << bits), ("join_table", 1 << join_bits)):
             if s.get(name) is None or s[name].shape[0] < slots:
                 self._allocating(f"a group table of {slots} slots")
                 if self._pinned and s.get(name) is not None:
                     self._kept.append(s[name])
+                # Zero: tag 0, which no call has (the tag counts on from 1, and `start_call` empties the tables
+                # before it could come round to a value a slot still holds), so every slot is empty; a graph
+                # captured with the old table keeps its own, tagged by the same counter.
                 s[name] = wp.zeros(slots, dtype=wp.uint64, device=dev)
-                grown = True
-        if grown:
-            # Fresh tables are zero (tag 0); the tag counts 1, 2, ... from here, and `start_call` empties them again
-            # before it could come round to a value a slot still holds.
-            for name in ("table", "join_table"):
-                s[name].zero_()
-            self._group_epoch.zero_()
         s["table_bits"], s["join_bits"] = bits, join_bits
         return s
 
