@@ -31,7 +31,7 @@ N, CAPACITY = 96, 80  # agents, and the request queue's length (the count is bel
 @pytest.fixture(scope="module")
 def tables():
     """One-word states of bools and bounded ints (20 facts), two-word states (70 facts)."""
-    return {1: encode(random_domain(31, 20, int_fraction=0.3)), 2: encode(random_domain(7, 70, int_fraction=0.3))}
+    return {1: encode(random_domain(31, 20, int_fraction=0.3)), 2: encode(random_domain(9, 70, int_fraction=0.3))}
 
 
 class Call:
@@ -142,6 +142,7 @@ def test_captured_astar_equals_plain_calls_and_the_reference(tables, words, boun
     fast.reserve(CAPACITY, max_escalated_nodes=bound)
     seen = replay_rounds(fast, Call(t, fast.max_plan_length), ref, bound)
     assert Status.BUDGET in seen and len(seen) >= 2, seen  # BUDGET: deferred (bounded) or final at the ceiling
+    print("SEEN", words, bound, layout, sorted(seen))
     assert Status.OK in seen or bound == 40, seen  # (one escalated search a call: none of them ends OK)
 
 
