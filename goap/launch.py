@@ -151,10 +151,21 @@ def _arg_key(x: Any) -> Any:
     """A launch argument as part of a cache key: arrays and structs by identity, scalars by type and value."""
     if isinstance(x, bool | int | float):
         return (type(x), x)
-    value = getattr(x, "value", None)
-    if value is not None and not hasattr(x, "shape"):
-        return (type(x), value)  # a Warp scalar such as wp.uint64(k)
+    if _is_warp_scalar(x):
+        return (type(x), x.value)  # a Warp scalar such as wp.uint64(k)
     return id(x)
+
+
+def _is_warp_scalar(x: Any) -> bool:
+    """Whether ``x`` is a Warp scalar value (``wp.uint64(k)``, ``wp.float32(v)``): a class named in ``warp``'s
+    scalar types, told apart from structs that merely have a field called ``value``."""
+    import warp as wp
+
+    return type(x).__name__ in _SCALAR_NAMES and getattr(wp, type(x).__name__, None) is type(x)
+
+
+_SCALAR_NAMES = frozenset(("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                           "float16", "float32", "float64"))
 
 
 class Launcher:
