@@ -16,9 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
-from goap.codes import CAUSES, ActionStatus, Status
+from goap.codes import CAUSES, EVENTS, ActionStatus, Status
 from goap.encoding import fingerprint
+from goap.planners.base import MAX_COST
 from goap.state import FIELD_NAMES
+
+#: The largest tick count a snapshot may hold: 2**53 ticks (285 years at a million ticks a second) keeps every tick
+#: and every cooldown (a tick plus an int32 of ticks) exact in int64 and float64 arithmetic.
+MAX_TICK = 2**53
 
 
 class SnapshotError(ValueError):
@@ -93,8 +98,9 @@ class Snapshots:
                 or action_counts.shape != (n_counts,) or (action_counts < 0).any()):
             raise SnapshotError(f"{where}: field 'brain/action_counts' is not {n_counts} counts >= 0")
         dedupe = data.get("brain/dedupe")
-        if not isinstance(dedupe, np.ndarray) or dedupe.shape != (2,) or dedupe.dtype != np.int64:
-            raise SnapshotError(f"{where}: field 'brain/dedupe' is not int64 [2]")
+        if (not isinstance(dedupe, np.ndarray) or dedupe.shape != (2,) or dedupe.dtype != np.int64
+                or dedupe[0] not in (0, 1) or not 0 <= dedupe[1] <= MAX_TICK + 32):
+            raise SnapshotError(f"{where}: field 'brain/dedupe' is not int64 [2] (a flag and a tick)")
         if self.world is not None:
             world_arrays = {k[len("world/"):]: v for k, v in data.items() if k.startswith("world/")}
             try:
@@ -133,12 +139,46 @@ class Snapshots:
                                     f", outside {lo}..{hi if hi is not None else 'any'}")
         if (arrays["step"] > np.maximum(arrays["plan_length"], 0)).any() or (arrays["plan_length"] > L).any():
             raise SnapshotError(f"{where}: field 'brain/step' or 'brain/plan_length' is past the plan")
+        acting = np.flatnonzero(arrays["action"] >= 0)
+        steps = arrays["step"][acting]
+        if len(acting):
+            planned = arrays["plan"][acting, np.minimum(steps, L - 1)]
+            wrong = acting[(steps >= arrays["plan_length"][acting]) | (planned != arrays["action"][acting])]
+            if len(wrong):
+                i = int(wrong[0])
+                raise SnapshotError(f"{where}: field 'brain/action' row {i}: action {int(arrays['action'][i])} is not "
+                                    f"the plan's step {int(arrays['step'][i])}")
+        _check_floats(arrays, where)
+        for name in FIELD_NAMES:  # a bool byte other than 0 / 1 reads differently in numpy and in a kernel
+            if arrays[name].dtype == np.bool_ and (arrays[name].view(np.uint8) > 1).any():
+                raise SnapshotError(f"{where}: field 'brain/{name}' holds a bool byte other than 0 or 1")
+        if (arrays["expanded"] < 0).any() or (arrays["cooldown_until"] < 0).any() \
+                or (arrays["cooldown_until"] > MAX_TICK + 2**31).any():
+            raise SnapshotError(f"{where}: field 'brain/expanded' or 'brain/cooldown_until' is negative or past "
+                                f"{MAX_TICK} + 2**31 ticks")
+        if (arrays["event_bits"] >= np.uint32(1 << len(EVENTS))).any():
+            raise SnapshotError(f"{where}: field 'brain/event_bits' holds a bit of no event")
         bad_rows = self.tables.invalid_states(arrays["states"])
         if len(bad_rows):
             i = int(bad_rows[0])
             problem = self.tables.state_problem(arrays["states"][i])
             raise SnapshotError(f"{where}: field 'brain/states' row {i}: {problem}")
 
+
+
+def _check_floats(arrays: dict[str, np.ndarray], where: str) -> None:
+    """Costs as the planners take them (finite, 0..MAX_COST), finite priorities, plan costs NaN (no plan) or >= 0."""
+    costs, prio, plan_cost = arrays["costs"], arrays["priorities"], arrays["plan_cost"]
+    bad = ~np.isfinite(costs) | (costs < 0) | (costs > MAX_COST)
+    if bad.any():
+        i, a = (int(x) for x in np.argwhere(bad)[0])
+        raise SnapshotError(f"{where}: field 'brain/costs' row {i} action {a} holds {costs[i, a]}; costs must be "
+                            f"finite and in 0..{MAX_COST:g}")
+    if not np.isfinite(prio).all():
+        i = int(np.argwhere(~np.isfinite(prio))[0][0])
+        raise SnapshotError(f"{where}: field 'brain/priorities' row {i} is not finite")
+    if (np.isinf(plan_cost) | (plan_cost < 0)).any():
+        raise SnapshotError(f"{where}: field 'brain/plan_cost' holds an infinite or negative cost")
 
 
 def _read_snapshot(path: str | Path) -> dict[str, np.ndarray]:
@@ -154,8 +194,9 @@ def _read_snapshot(path: str | Path) -> dict[str, np.ndarray]:
 
 def _scalar_int(data: dict[str, np.ndarray], key: str, where: str) -> int:
     v = data.get(key)
-    if not isinstance(v, np.ndarray) or v.shape != () or not np.issubdtype(v.dtype, np.integer) or int(v) < 0:
-        raise SnapshotError(f"{where}: field '{key}' is not an integer >= 0")
+    if not isinstance(v, np.ndarray) or v.shape != () or not np.issubdtype(v.dtype, np.integer) \
+            or not 0 <= int(v) <= MAX_TICK:
+        raise SnapshotError(f"{where}: field '{key}' is not an integer in 0..{MAX_TICK}")
     return int(v)
 
 
@@ -165,8 +206,9 @@ def _counters(data: dict[str, np.ndarray], where: str) -> dict[str, int]:
         counters = json.loads(str(v)) if isinstance(v, np.ndarray) and v.shape == () else None
     except (ValueError, RecursionError):
         counters = None
-    if not isinstance(counters, dict) or not all(isinstance(k, str) and type(n) is int for k, n in counters.items()):
-        raise SnapshotError(f"{where}: field 'brain/counters' is not a JSON object of integer counts")
+    if not isinstance(counters, dict) or not all(isinstance(k, str) and type(n) is int and 0 <= n < 2**63
+                                                 for k, n in counters.items()):
+        raise SnapshotError(f"{where}: field 'brain/counters' is not a JSON object of integer counts >= 0")
     return counters
 
 

@@ -1,0 +1,164 @@
+"""The brain's inputs, hardened: restores check every value (not only shapes), world kernels never index memory
+from an unchecked float, both planners refuse the same costs, snapshot members are sized before they are read, and
+the Brain's commands refuse what they cannot honour."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("warp")
+
+from goap.runtime import Brain, BrainError, SnapshotError  # noqa: E402
+from tests.test_runtime import make  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load(path):
+    with np.load(path, allow_pickle=False) as data:
+        return {k: data[k] for k in data.files}
+
+
+def _farm_snapshot(tmp_path):
+    brain, _ = make(5, duration=3)
+    for _ in range(4):
+        brain.tick()
+    path = tmp_path / "good.npz"
+    brain.snapshot(path)
+    return _load(path)
+
+
+def _restore_refuses(tmp_path, arrays, field, target=None):
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **arrays)
+    if target is None:
+        target, _ = make(5, duration=3)
+        target.tick()
+    before, ticks = target.state_hash(), target.tick_count
+    with pytest.raises(SnapshotError, match=field):
+        target.restore(bad)
+    assert target.state_hash() == before and target.tick_count == ticks
+
+
+def _with(arrays, key, index, value):
+    out = dict(arrays)
+    out[key] = arrays[key].copy()
+    out[key][index] = value
+    return out
+
+
+# --- defect 1: every value of the brain's arrays ------------------------------------------------------------------
+@pytest.mark.parametrize("value", [np.nan, -5.0, np.inf, 1e13])
+def test_restore_refuses_a_cost_the_planners_refuse(tmp_path, value):
+    arrays = _farm_snapshot(tmp_path)
+    _restore_refuses(tmp_path, _with(arrays, "brain/costs", (1, 2), value), "brain/costs. row 1 action 2")
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_restore_refuses_a_priority_that_is_not_finite(tmp_path, value):
+    arrays = _farm_snapshot(tmp_path)
+    _restore_refuses(tmp_path, _with(arrays, "brain/priorities", (0, 1), value), "brain/priorities")
+
+
+def test_restore_refuses_counts_and_ticks_out_of_range(tmp_path):
+    arrays = _farm_snapshot(tmp_path)
+    _restore_refuses(tmp_path, {**arrays, "brain/tick_count": np.array(2**62, np.int64)}, "brain/tick_count")
+    _restore_refuses(tmp_path, {**arrays, "brain/counters": np.array('{"planned": -3}')}, "brain/counters")
+    _restore_refuses(tmp_path, _with(arrays, "brain/expanded", 0, -1), "brain/expanded")
+    _restore_refuses(tmp_path, _with(arrays, "brain/cooldown_until", (0, 0), -4), "brain/cooldown_until")
+    _restore_refuses(tmp_path, _with(arrays, "brain/event_bits", 0, np.uint32(2**31)), "brain/event_bits")
+    _restore_refuses(tmp_path, _with(arrays, "brain/plan_cost", 0, -np.inf), "brain/plan_cost")
+    _restore_refuses(tmp_path, {**arrays, "brain/dedupe": np.array([7, 0], np.int64)}, "brain/dedupe")
+    alive = arrays["brain/alive"].copy()
+    alive.view(np.uint8)[0] = 2
+    _restore_refuses(tmp_path, {**arrays, "brain/alive": alive}, "brain/alive")
+
+
+def test_restore_refuses_an_action_that_is_not_the_plans_step(tmp_path):
+    arrays = _farm_snapshot(tmp_path)
+    acting = np.flatnonzero(arrays["brain/action"] >= 0)
+    assert len(acting), "the fixture should have agents acting"
+    i = int(acting[0])
+    other = (int(arrays["brain/action"][i]) + 1) % 4
+    _restore_refuses(tmp_path, _with(arrays, "brain/action", i, other), f"brain/action. row {i}")
+
+
+# --- defect 1: every value of the worlds' arrays -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def soldier_snapshot(tmp_path_factory):
+    from worlds.soldier.world import SoldierWorld
+
+    world = SoldierWorld()
+    brain = Brain(world.domain, 40, world=world, planner="warp", device="cpu", seed=1)
+    for _ in range(3):
+        brain.tick()
+    path = tmp_path_factory.mktemp("soldier") / "good.npz"
+    brain.snapshot(path)
+    return _load(path)
+
+
+def _soldier_brain():
+    from worlds.soldier.world import SoldierWorld
+
+    world = SoldierWorld()
+    return Brain(world.domain, 40, world=world, planner="warp", device="cpu", seed=1)
+
+
+@pytest.mark.parametrize("key, index, value, field", [
+    ("world/troops/pos", (0, 0), np.nan, "troops/pos"),
+    ("world/troops/pos", (3, 1), 1e30, "troops/pos"),
+    ("world/troops/pos", (3, 0), -0.5, "troops/pos"),
+    ("world/troops/tpos", (2, 1), np.inf, "troops/tpos"),
+    ("world/troops/team", 0, 9, "troops/team"),
+    ("world/troops/health", 1, -3, "troops/health"),
+    ("world/troops/ammo", 1, 99, "troops/ammo"),
+    ("world/troops/alive", 1, 5, "troops/alive"),
+    ("world/troops/tslot", 1, 10**6, "troops/tslot"),
+    ("world/field/squad_obj", 0, 10**6, "field/squad_obj"),
+    ("world/field/walls", (0, 0), np.nan, "field/walls"),
+])
+def test_soldier_restore_refuses_bad_values(tmp_path, soldier_snapshot, key, index, value, field):
+    _restore_refuses(tmp_path, _with(soldier_snapshot, key, index, value), field, target=_soldier_brain())
+
+
+def test_village_restore_refuses_positions_off_the_map(tmp_path):
+    from worlds.village.world import VillageWorld
+
+    def brain():
+        world = VillageWorld()
+        return Brain(world.domain, 64, world=world, planner="warp", device="cpu", seed=2)
+
+    b = brain()
+    b.tick()
+    b.snapshot(tmp_path / "v.npz")
+    arrays = _load(tmp_path / "v.npz")
+    for value in (np.nan, 1e30, -3.0):
+        _restore_refuses(tmp_path, _with(arrays, "world/positions", (0, 0), value), "positions", target=brain())
+    _restore_refuses(tmp_path, _with(arrays, "world/waited", 0, -1), "waited", target=brain())
+
+
+def test_soldier_kernels_clamp_huge_and_nan_positions():
+    """Written straight into the world's arrays (no restore to refuse them), positions of 1e30, -1e30 and NaN
+    used to be turned into tile indices by a float-to-int overflow: the process died with SIGSEGV."""
+    code = textwrap.dedent("""
+        import numpy as np
+        from goap.runtime import Brain
+        from worlds.soldier.world import SoldierWorld
+        for value in (1e30, -1e30, float("nan")):
+            world = SoldierWorld()
+            brain = Brain(world.domain, 40, world=world, planner="warp", device="cpu", seed=1,
+                          check_inputs=False)
+            brain.tick()
+            world.troops.pos.numpy()[:] = value
+            for _ in range(3):
+                brain.tick()
+        print("survived")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "survived" in done.stdout, done.stderr[-2000:]
