@@ -162,3 +162,31 @@ def test_soldier_kernels_clamp_huge_and_nan_positions():
     """)
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and "survived" in done.stdout, done.stderr[-2000:]
+
+
+# --- defect 6: both planners refuse the same costs, naming agent and action ---------------------------------------
+@pytest.mark.parametrize("planner", ["warp", "reference"])
+@pytest.mark.parametrize("value", [np.nan, -1.0, np.inf, 1e13])
+def test_both_planners_refuse_a_bad_cost_naming_agent_and_action(planner, value):
+    brain, _ = make(6, planner=planner)
+    brain.tick()
+    brain.costs.numpy()[4, 2] = value  # 'pick'
+    brain.replan()
+    with pytest.raises(BrainError, match=r"agent 4: action 'pick' has cost .*0\.\.1e\+12"):
+        brain.tick()
+
+
+@pytest.mark.parametrize("planner", ["warp", "reference"])
+def test_the_largest_cost_both_planners_take_is_accepted(planner):
+    brain, _ = make(3, planner=planner)
+    brain.costs.numpy()[:, 0] = np.float32(1e12)  # float32(1e12) is just below 1e12: inside the limit
+    brain.costs.numpy()[:, 1] = 0.0
+    brain.tick()
+    assert brain.tick_count == 1
+
+
+def test_a_dead_rows_bad_cost_is_refused_as_the_reference_refuses_it():
+    brain, _ = make(4, planner="warp", n_alive=2)
+    brain.costs.numpy()[3, 0] = np.nan
+    with pytest.raises(BrainError, match="agent 3: action 'go_field'"):
+        brain.tick()

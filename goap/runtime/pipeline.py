@@ -129,6 +129,7 @@ class Pipeline:
             s.append(Step("sense", lambda: world.sense(self)))
         if check:
             s.append(Step("sense", lambda: self._check_states("after sense"), host=True))
+            s.append(Step("sense", self._check_costs, host=True))
         if self.goal_scorer is not None:
             s.append(Step("decide", self._score_goals, host=True))
         s.append(Step("decide", self._decide))
@@ -363,7 +364,7 @@ class Pipeline:
         if self._dedupe_auto:
             n += len(DEDUPE_COUNTERS) * 8
         if self.check_inputs:
-            n += 2 * 4 * self._first_bad.shape[0]
+            n += 3 * 4 * self._first_bad.shape[0]  # actions, states, costs
         return n
 
 
