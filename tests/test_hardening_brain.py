@@ -190,3 +190,107 @@ def test_a_dead_rows_bad_cost_is_refused_as_the_reference_refuses_it():
     brain.costs.numpy()[3, 0] = np.nan
     with pytest.raises(BrainError, match="agent 3: action 'go_field'"):
         brain.tick()
+
+
+# --- defect 5: snapshot members sized and named before they are read ---------------------------------------------
+def _good_file(tmp_path):
+    brain, _ = make(5, duration=3)
+    brain.tick()
+    path = tmp_path / "good.npz"
+    brain.snapshot(path)
+    return path
+
+
+def _rewrite(src, dst, edit):
+    """Copy the zip ``src`` to ``dst`` member by member, ``edit(name, bytes)`` returning the new bytes (or None to
+    drop the member); extra members come from ``edit("", b"")`` as a dict."""
+    import zipfile
+
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            data = edit(info.filename, zin.read(info))
+            if data is not None:
+                zout.writestr(info.filename, data)
+        for name, data in (edit("", b"") or {}).items():
+            zout.writestr(name, data)
+
+
+def _assert_refused(brain, path, match):
+    before = brain.state_hash()
+    with pytest.raises(SnapshotError, match=match):
+        brain.restore(path)
+    assert brain.state_hash() == before
+
+
+def test_restore_refuses_an_unknown_member_before_reading_it(tmp_path):
+    good = _good_file(tmp_path)
+    bad = tmp_path / "extra.npz"
+    _rewrite(good, bad, lambda name, data: {"unused.npy": bytes(2**20)} if name == "" else data)
+    brain, _ = make(5, duration=3)
+    _assert_refused(brain, bad, "member 'unused.npy' is not part of a snapshot")
+
+
+def test_restore_refuses_a_member_that_declares_more_than_the_brain_holds(tmp_path):
+    good = _good_file(tmp_path)
+    bad = tmp_path / "big.npz"
+    header = np.lib.format
+    import io
+
+    def big_goal(name, data):
+        if name != "brain/goal.npy":
+            return None if name == "" else data
+        buf = io.BytesIO()
+        header.write_array_header_1_0(buf, {"descr": "<i4", "fortran_order": False, "shape": (2**38,)})
+        return buf.getvalue()  # a 150-byte member whose header declares 1 TiB
+
+    _rewrite(good, bad, big_goal)
+    brain, _ = make(5, duration=3)
+    _assert_refused(brain, bad, "brain/goal.npy' declares shape")
+
+
+@pytest.mark.parametrize("damage", ["zlib", "method", "header", "truncated"])
+def test_damaged_members_raise_snapshot_error(tmp_path, damage):
+    good = _good_file(tmp_path)
+    raw = bytearray(good.read_bytes())
+    if damage == "zlib":  # flip bytes inside the first member's deflate stream
+        start = 30 + int.from_bytes(raw[26:28], "little") + int.from_bytes(raw[28:30], "little")
+        for k in range(start + 2, start + 12):
+            raw[k] ^= 0xFF
+    elif damage == "method":  # a compression method zipfile does not implement (NotImplementedError)
+        raw[8:10] = (99).to_bytes(2, "little")
+        cd = raw.rfind(b"PK\x01\x02")
+        while cd >= 0:
+            raw[cd + 10:cd + 12] = (99).to_bytes(2, "little")
+            cd = raw.rfind(b"PK\x01\x02", 0, cd)
+    elif damage == "truncated":
+        raw = raw[: len(raw) // 2]
+    bad = tmp_path / f"{damage}.npz"
+    if damage == "header":  # a .npy header that is not a Python literal (tokenize / syntax errors)
+        def edit(name, data):
+            if name == "brain/goal.npy":
+                return b"\x93NUMPY\x01\x00" + (76).to_bytes(2, "little") + b"{'descr': '<i4', 'shape': ((((" + \
+                    b" " * 44 + b"\n"
+            return None if name == "" else data
+        _rewrite(good, bad, edit)
+    else:
+        bad.write_bytes(bytes(raw))
+    brain, _ = make(5, duration=3)
+    _assert_refused(brain, bad, "bad|snapshot|member|readable")
+
+
+def test_restore_refuses_a_member_larger_than_the_brain_holds_before_inflating_it(tmp_path):
+    import io
+
+    good = _good_file(tmp_path)
+    bad = tmp_path / "long.npz"
+
+    def long_plan(name, data):
+        if name != "brain/plan.npy":
+            return None if name == "" else data
+        buf = io.BytesIO()
+        np.save(buf, np.zeros((5, 2**20), np.int32))  # 20 MB that deflate to a few kB
+        return buf.getvalue()
+
+    _rewrite(good, bad, long_plan)
+    brain, _ = make(5, duration=3)
+    _assert_refused(brain, bad, r"member 'brain/plan.npy' declares \d+ bytes, more than")

@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import tokenize
 import zipfile
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -76,7 +78,7 @@ class Snapshots:
         world's arrays); on any problem a `SnapshotError` names the file and the field and the brain and its world
         are left as they were.
         """
-        data = _read_snapshot(path)
+        data = _read_snapshot(path, self._member_limits(), fingerprint(self.domain))
         where = str(path)
         mark = data.get("meta/fingerprint")
         if not isinstance(mark, np.ndarray) or mark.shape != () or str(mark) != fingerprint(self.domain):
@@ -120,6 +122,18 @@ class Snapshots:
 
             c = self.planner.counters.numpy()
             self._dedupe_seen = (int(c[DEDUPE_COUNTERS.index("requests")]), int(c[DEDUPE_COUNTERS.index("distinct")]))
+
+    def _member_limits(self) -> dict[str, int]:
+        """The most bytes each member of a snapshot for this brain may declare (its ``.npy`` header included): the
+        brain's own arrays have this brain's shapes; the world's may be of another map (another seed), so they may
+        be a few times this world's; anything else is not a member at all."""
+        limits: dict[str, int] = {"meta/fingerprint": _HEADER + 4 * 256, "brain/counters": _HEADER + 2**20}
+        for key, value in self.get_state().items():
+            if key == "brain/counters":
+                continue
+            nbytes = int(np.asarray(value).nbytes)
+            limits[key] = _HEADER + (nbytes if key.startswith("brain/") else 4 * nbytes + 2**20)
+        return limits
 
     def _check_snapshot_values(self, arrays: dict[str, np.ndarray], where: str) -> None:
         A, G, L = self.tables.n_actions, self.tables.goals.n_goals, self.arrays.plan.shape[1]
@@ -181,15 +195,67 @@ def _check_floats(arrays: dict[str, np.ndarray], where: str) -> None:
         raise SnapshotError(f"{where}: field 'brain/plan_cost' holds an infinite or negative cost")
 
 
-def _read_snapshot(path: str | Path) -> dict[str, np.ndarray]:
+#: Room for a ``.npy`` member's header (numpy writes about 128 bytes; its reader refuses headers over 10,000).
+_HEADER = 10_240
+
+
+def _read_snapshot(path: str | Path, limits: dict[str, int], mark: str) -> dict[str, np.ndarray]:
+    """Every member of the snapshot, each checked before it is read: the domain's fingerprint first (a snapshot of
+    another domain is named as such), then a known name, a declared size within ``limits``, a header whose shape
+    and dtype fit that size; every failure of the file's format is a SnapshotError (a bad zip, a zlib stream, a
+    compression it does not support, a header that is not Python)."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            out = {k: data[k] for k in data.files}
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+            names = [i.filename for i in infos]
+            if len(set(names)) != len(names):
+                raise SnapshotError(f"{path}: a member is stored twice")
+            meta = [i for i in infos if i.filename == "meta/fingerprint.npy"]
+            found = _read_member(zf, meta[0], path) if meta and meta[0].file_size <= limits["meta/fingerprint"] \
+                else None
+            if found is None or found.shape != () or found.dtype.kind != "U" or str(found) != mark:
+                raise SnapshotError(f"{path}: snapshot is of another domain (or has no 'meta/fingerprint')")
+            for info in infos:
+                key = info.filename[:-4] if info.filename.endswith(".npy") else None
+                if key not in limits:
+                    raise SnapshotError(f"{path}: member '{info.filename}' is not part of a snapshot of this brain")
+                if info.file_size > limits[key]:
+                    raise SnapshotError(f"{path}: member '{info.filename}' declares {info.file_size} bytes, more than "
+                                        f"the {limits[key]} a snapshot of this brain holds there")
+            return {info.filename[:-4]: _read_member(zf, info, path) for info in infos}
     except FileNotFoundError:
         raise SnapshotError(f"{path}: no such snapshot file") from None
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile, KeyError) as e:
+    except SnapshotError:
+        raise
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile, KeyError, zlib.error, NotImplementedError,
+            RuntimeError, SyntaxError, tokenize.TokenError, MemoryError, OverflowError, TypeError) as e:
         raise SnapshotError(f"{path}: not a readable snapshot ({type(e).__name__}: {e})") from None
-    return out
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str | Path) -> np.ndarray:
+    fmt = np.lib.format
+    with zf.open(info) as f:
+        version = fmt.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(f)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = fmt.read_array_header_2_0(f)
+        else:
+            raise SnapshotError(f"{path}: member '{info.filename}' has .npy version {version}")
+        if dtype.hasobject or dtype.itemsize == 0 and dtype.kind not in "U":
+            raise SnapshotError(f"{path}: member '{info.filename}' holds objects (pickles are never read)")
+        count = 1
+        for d in shape:
+            count *= int(d)
+        nbytes = count * dtype.itemsize
+        if nbytes > info.file_size:
+            raise SnapshotError(f"{path}: member '{info.filename}' declares shape {shape} of {dtype}: {nbytes} "
+                                f"bytes in a member of {info.file_size}")
+        raw = f.read(nbytes)
+        if len(raw) != nbytes:
+            raise SnapshotError(f"{path}: member '{info.filename}' is cut short")
+    arr = np.frombuffer(raw, dtype=dtype, count=count).copy() if count else np.zeros(0, dtype)
+    return arr.reshape(shape, order="F" if fortran else "C")
 
 
 def _scalar_int(data: dict[str, np.ndarray], key: str, where: str) -> int:
