@@ -294,3 +294,104 @@ def test_restore_refuses_a_member_larger_than_the_brain_holds_before_inflating_i
     _rewrite(good, bad, long_plan)
     brain, _ = make(5, duration=3)
     _assert_refused(brain, bad, r"member 'brain/plan.npy' declares \d+ bytes, more than")
+
+
+# --- defect 9 (the Brain's items) and defect 4's memory estimate --------------------------------------------------
+@pytest.mark.parametrize("count", [-1, 1.7, True, "2"])
+def test_spawn_refuses_a_count_that_is_not_a_whole_number(count):
+    brain, _ = make(4, n_alive=1)
+    with pytest.raises(ValueError, match="spawn count must be an integer >= 0"):
+        brain.spawn(count)
+    assert brain.n_alive == 1
+
+
+@pytest.mark.parametrize("fact, value", [
+    ("coins", 2.7), ("coins", 2.0), ("coins", 3 + 5j), ("coins", "3"), ("coins", True), ("coins", [1, 2.5]),
+    ("hungry", 0.5), ("hungry", "true"), ("at", 1.0), ("at", "garden"),
+])
+def test_write_fact_refuses_values_it_would_have_to_change(fact, value):
+    brain, _ = make(2)
+    before = brain.state_hash()
+    with pytest.raises(ValueError, match=fact):
+        brain.write_fact(fact, value)
+    assert brain.state_hash() == before
+
+
+@pytest.mark.parametrize("fact, value, expected", [
+    ("coins", 7, 7), ("coins", np.int8(4), 4), ("coins", np.array([5, 6]), [5, 6]), ("hungry", False, 0),
+    ("hungry", True, 1), ("hungry", 0, 0), ("hungry", np.array([True, False]), [1, 0]), ("at", "field", 1),
+    ("at", 0, 0), ("at", ["field", "home"], [1, 0]),
+])
+def test_write_fact_takes_the_documented_forms(fact, value, expected):
+    brain, _ = make(2)
+    brain.write_fact(fact, value)
+    np.testing.assert_array_equal(brain.read_fact(fact).numpy(), np.broadcast_to(expected, (2,)))
+
+
+@pytest.mark.parametrize("goal", [True, False, np.True_, 1.0])
+def test_set_goal_refuses_a_bool_or_float_goal(goal):
+    brain, _ = make(2)
+    with pytest.raises(ValueError, match="goal index"):
+        brain.set_goal([0], goal)
+
+
+@pytest.mark.parametrize("setting, value", [
+    ("plan_budget", True), ("plan_budget", np.True_), ("dedupe", 1), ("dedupe", 1.0), ("max_nodes", 2.5),
+    ("max_plan_length", True),
+])
+def test_settings_refuse_bools_and_floats_for_integers(setting, value):
+    with pytest.raises(ValueError, match=setting):
+        make(2, **{setting: value})
+
+
+def test_a_live_setting_written_on_the_config_is_checked():
+    brain, _ = make(2)
+    with pytest.raises(ValueError, match="plan_budget"):
+        brain.config.plan_budget = True
+    assert brain.plan_budget is None
+
+
+@pytest.mark.parametrize("dt", [np.nan, np.inf, -1.0, True, "1"])
+def test_tick_refuses_a_time_step_that_is_not_finite_and_non_negative(dt):
+    brain, _ = make(2)
+    with pytest.raises(ValueError, match="dt must be a finite number >= 0"):
+        brain.tick(dt)
+    assert brain.tick_count == 0
+
+
+def test_village_tick_with_nan_dt_is_refused_before_any_position_moves():
+    from worlds.village.world import VillageWorld
+
+    world = VillageWorld()
+    brain = Brain(world.domain, 32, world=world, planner="warp", device="cpu", seed=1)
+    brain.tick()
+    before = brain.state_hash()
+    with pytest.raises(ValueError, match="dt"):
+        brain.tick(float("nan"))
+    assert brain.state_hash() == before
+    assert np.isfinite(world.get_state()["positions"]).all()
+
+
+def test_a_brain_too_large_for_memory_is_refused_with_the_bytes_it_needs():
+    with pytest.raises(ValueError, match=r"a brain of 1099511627776 agents needs about [\d,]+ bytes"):
+        make(2**40)
+
+
+def test_a_brain_too_large_for_an_address_space_cap_is_refused_with_the_bytes_it_needs():
+    """Under ``ulimit -v`` (4 GB) 30 million soldiers used to end in an allocation error half way through."""
+    code = textwrap.dedent("""
+        import resource
+        from goap.runtime import Brain
+        from worlds.soldier.world import SoldierWorld
+        world = SoldierWorld()
+        Brain(world.domain, 4, world=world, planner="warp", device="cpu")  # load everything first
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (used + 4 * 2**30, resource.RLIM_INFINITY))
+        try:
+            Brain(world.domain, 30_000_000, world=SoldierWorld(), planner="warp", device="cpu")
+        except ValueError as e:
+            print("refused:", e)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert "refused: a brain of 30000000 agents needs about" in done.stdout, done.stderr[-2000:]

@@ -70,7 +70,7 @@ class Commands:
             if goal not in names:
                 raise ValueError(f"unknown goal '{goal}'; goals are {', '.join(names)}")
             return names.index(goal)
-        if not isinstance(goal, int | np.integer) or not 0 <= goal < len(names):
+        if not isinstance(goal, int | np.integer) or isinstance(goal, bool | np.bool_) or not 0 <= goal < len(names):
             raise ValueError(f"goal index {goal!r} is out of range 0..{len(names) - 1}")
         return int(goal)
 
@@ -112,6 +112,8 @@ class Commands:
         alive = self.arrays.alive.numpy()
         if agents is None:
             free = np.flatnonzero(~alive)
+            if count is not None and (not isinstance(count, int | np.integer) or isinstance(count, bool) or count < 0):
+                raise ValueError(f"spawn count must be an integer >= 0, got {count!r}")
             count = len(free) if count is None else int(count)
             if count > len(free):
                 raise ValueError(f"cannot spawn {count} agents: {len(free)} free rows of {self.n_agents}")

@@ -81,6 +81,16 @@ class BrainConfig:
     cpu_threads: int | None = None
     planner_options: dict[str, Any] | None = field(default=None)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_made", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """A live setting changed on a made config (``brain.config.plan_budget = True``) is checked as the brain's
+        property checks it; the settings are checked together with the brain's size in `check`."""
+        if name in LIVE and getattr(self, "_made", False):
+            check_setting(name, value, 0)
+        object.__setattr__(self, name, value)
+
     def check(self, n_agents: int) -> None:
         """Raise ValueError naming the first bad setting."""
         for f in dataclasses.fields(self):
@@ -106,7 +116,7 @@ def check_setting(name: str, value: Any, n_agents: int) -> None:
         raise ValueError(f"goal_hysteresis must be a finite number >= 0, got {value!r}")
     if name == "n_alive" and value is not None and (not _is_int(value) or not 0 <= value <= n_agents):
         raise ValueError(f"n_alive must be in 0..{n_agents}, got {value!r}")
-    if name == "dedupe" and value not in (True, False, "auto"):
+    if name == "dedupe" and not (isinstance(value, bool | np.bool_) or (isinstance(value, str) and value == "auto")):
         raise ValueError(f"dedupe must be True, False or 'auto', got {value!r}")
     if name == "plan_cache" and (not _is_int(value) or value < 0):
         raise ValueError(f"plan_cache must be an integer >= 0, got {value!r}")
@@ -120,6 +130,8 @@ def check_setting(name: str, value: Any, n_agents: int) -> None:
         raise ValueError(f"{name} must be True or False, got {value!r}")
     if name == "planner_options" and value is not None and not isinstance(value, dict):
         raise ValueError(f"planner_options must be a dict, got {type(value).__name__}")
+    if name in ("max_nodes", "max_plan_length") and value is not None and (not _is_int(value) or value < 1):
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     if name == "seed" and not _is_int(value):
         raise ValueError(f"seed must be an integer, got {value!r}")
 

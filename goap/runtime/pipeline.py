@@ -22,6 +22,7 @@ and always on a GPU, launches have fixed dimensions and counts stay on the devic
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -74,7 +75,13 @@ class Pipeline:
 
     # --- the tick ----------------------------------------------------------------------------------------------
     def tick(self, dt: float = 1.0) -> TickStats:
-        """Advance every agent one tick (see `goap.runtime`); returns the tick's times and counters."""
+        """Advance every agent one tick (see `goap.runtime`); returns the tick's times and counters.
+
+        ``dt`` (the world's time step) must be a finite number >= 0: a NaN or infinite step would be integrated
+        into every position the world moves."""
+        if not isinstance(dt, int | float | np.integer | np.floating) or isinstance(dt, bool | np.bool_) \
+                or not math.isfinite(dt) or dt < 0:
+            raise ValueError(f"dt must be a finite number >= 0, got {dt!r}")
         dt = float(dt)
         grouping = self._grouping()
         steps = self._steps(dt, grouping)
