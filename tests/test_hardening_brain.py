@@ -395,3 +395,16 @@ def test_a_brain_too_large_for_an_address_space_cap_is_refused_with_the_bytes_it
     """)
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert "refused: a brain of 30000000 agents needs about" in done.stdout, done.stderr[-2000:]
+
+
+def test_goap_run_with_more_agents_than_memory_holds_says_so_in_one_line():
+    import resource
+
+    def cap():  # the 4 GB address-space cap the issue ran under
+        resource.setrlimit(resource.RLIMIT_AS, (4 * 10**9, resource.RLIM_INFINITY))
+
+    done = subprocess.run([sys.executable, "-m", "goap", "run", "--world", "soldier", "--agents", "30000000",
+                           "--ticks", "1"], cwd=ROOT, capture_output=True, text=True, timeout=600, preexec_fn=cap)
+    errors = [line for line in done.stderr.splitlines() if "CUDA" not in line]
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert len(errors) == 1 and "a brain of 30000000 agents needs about" in errors[0] and "bytes" in errors[0]
