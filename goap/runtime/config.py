@@ -40,8 +40,9 @@ class BrainConfig:
             Eligibility is unchanged: a goal that holds, cools down or has priority <= 0 is never picked. It runs on
             the host between captured graphs; its scores are copied into a device buffer the graph reads.
         n_alive: agents alive at the start (the first rows); the rest are free rows for ``spawn``. None: all.
-        check_inputs: (live) check what the game and the world write (action statuses and indices, packed states)
-            every tick and raise `goap.runtime.BrainError` naming the agent. Each check reads one int per CPU
+        check_inputs: (live) check what the game and the world write (action statuses and indices, packed states,
+            costs: finite and in 0..1e12 for every planner) every tick and raise `goap.runtime.BrainError` naming
+            the agent. Each check reads one int per CPU
             chunk back to the host and splits a captured tick there; turn it off in release builds.
         capture: record the tick's launches as graphs and replay them (CUDA graphs on a GPU, Warp's CPU graphs on
             the CPU): the engine's stages, the planner, the grouping planner and the world (which must declare
