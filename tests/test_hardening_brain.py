@@ -141,6 +141,7 @@ def test_village_restore_refuses_positions_off_the_map(tmp_path):
     for value in (np.nan, 1e30, -3.0):
         _restore_refuses(tmp_path, _with(arrays, "world/positions", (0, 0), value), "positions", target=brain())
     _restore_refuses(tmp_path, _with(arrays, "world/waited", 0, -1), "waited", target=brain())
+    _restore_refuses(tmp_path, _with(arrays, "world/base_priority", (0, 0), np.nan), "base_priority", target=brain())
 
 
 def test_soldier_kernels_clamp_huge_and_nan_positions():
