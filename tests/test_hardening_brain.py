@@ -409,3 +409,57 @@ def test_goap_run_with_more_agents_than_memory_holds_says_so_in_one_line():
     errors = [line for line in done.stderr.splitlines() if "CUDA" not in line]
     assert done.returncode == 1, done.stderr[-2000:]
     assert len(errors) == 1 and "a brain of 30000000 agents needs about" in errors[0] and "bytes" in errors[0]
+
+
+# --- a bounded, seeded snapshot fuzz: restore raises SnapshotError or gives a brain that ticks -------------------
+_NASTY = [np.nan, np.inf, -np.inf, -1, -2**31, 2**31 - 1, 2**62, 1e30, -1e30, 0.5, 7, 2**40]
+
+
+def _mutations(arrays, rng, count):
+    keys = sorted(k for k, v in arrays.items() if v.dtype.kind in "biuf" and v.size)
+    for _ in range(count):
+        key = keys[rng.integers(len(keys))]
+        value = arrays[key].copy()
+        flat = value.reshape(-1)
+        nasty = _NASTY[rng.integers(len(_NASTY))]
+        with np.errstate(all="ignore"):
+            try:
+                flat[rng.integers(flat.size)] = np.array(nasty).astype(value.dtype)
+            except (OverflowError, ValueError):
+                continue
+        yield key, {**arrays, key: value}
+
+
+@pytest.mark.parametrize("world", ["farm", "soldier"])
+def test_snapshot_fuzz_restore_refuses_or_the_brain_ticks(tmp_path, world, soldier_snapshot):
+    rng = np.random.default_rng(19)
+    if world == "farm":
+        arrays, brain = _farm_snapshot(tmp_path), make(5, duration=3)[0]
+    else:
+        arrays, brain = soldier_snapshot, _soldier_brain()
+    bad = tmp_path / "fuzz.npz"
+    accepted = 0
+    for key, mutated in _mutations(arrays, rng, 60 if world == "soldier" else 150):
+        np.savez(bad, **mutated)
+        before = brain.state_hash()
+        try:
+            brain.restore(bad)
+        except SnapshotError:
+            assert brain.state_hash() == before, key
+            continue
+        accepted += 1
+        brain.replan()  # every agent plans with what was restored: the planners' own checks see it all
+        brain.tick()  # an accepted snapshot ticks (a crash, BrainError or ValueError is a hole in the checks)
+    raw = bytearray(bad.read_bytes())
+    for _ in range(40):  # damaged bytes: never anything but SnapshotError
+        damaged = bytearray(raw)
+        for _k in range(int(rng.integers(1, 8))):
+            damaged[int(rng.integers(len(damaged)))] = int(rng.integers(256))
+        bad.write_bytes(bytes(damaged[: int(rng.integers(len(damaged) // 2, len(damaged) + 1))]))
+        try:
+            brain.restore(bad)
+        except SnapshotError:
+            pass
+        else:
+            brain.tick()
+    assert accepted < 150
