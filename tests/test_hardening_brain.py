@@ -463,3 +463,16 @@ def test_snapshot_fuzz_restore_refuses_or_the_brain_ticks(tmp_path, world, soldi
         else:
             brain.tick()
     assert accepted < 150
+
+
+def test_packed_states_given_as_floats_are_refused_not_rounded():
+    brain, _ = make(3, n_alive=1)
+    row = brain.states.numpy()[0].astype(np.float64) + 0.5
+    with pytest.raises(ValueError, match="packed states must be an integer array"):
+        brain.spawn(1, states=row[None])
+    assert brain.n_alive == 1
+
+
+def test_goal_hysteresis_refuses_a_complex_number_with_a_value_error():
+    with pytest.raises(ValueError, match="goal_hysteresis"):
+        make(2, goal_hysteresis=np.complex128(1 + 1j))

@@ -93,6 +93,8 @@ class Commands:
         elif isinstance(states, wp.array):
             host = states.numpy()
         elif isinstance(states, np.ndarray) and states.dtype != object:
+            if states.dtype.kind not in "iu":  # packed states are bits: a float row would be rounded into them
+                raise ValueError(f"packed states must be an integer array (uint64 [{k}, {W}]), got {states.dtype}")
             host = np.asarray(states, dtype=np.uint64).reshape(-1, W) if states.size % W == 0 else states
         else:
             host = np.stack([self.tables.pack(s) for s in states]) if len(states) else np.zeros((0, W), np.uint64)

@@ -112,7 +112,8 @@ def check_setting(name: str, value: Any, n_agents: int) -> None:
         raise ValueError(f"plan_budget must be an integer >= 1, got {value!r}")
     if name == "cooldown_ticks" and (not _is_int(value) or value < 0):
         raise ValueError(f"cooldown_ticks must be an integer >= 0, got {value!r}")
-    if name == "goal_hysteresis" and (not isinstance(value, int | float | np.number) or isinstance(value, bool)
+    if name == "goal_hysteresis" and (not isinstance(value, int | float | np.integer | np.floating)
+                                      or isinstance(value, bool)
                                       or not math.isfinite(value) or value < 0):
         raise ValueError(f"goal_hysteresis must be a finite number >= 0, got {value!r}")
     if name == "n_alive" and value is not None and (not _is_int(value) or not 0 <= value <= n_agents):
