@@ -21,7 +21,7 @@ import numpy as np
 from goap.codes import CAUSES, EVENTS, ActionStatus, Status
 from goap.encoding import fingerprint
 from goap.planners.base import MAX_COST
-from goap.state import FIELD_NAMES
+from goap.state import FIELD_NAMES, FIELDS
 
 #: The largest tick count a snapshot may hold: 2**53 ticks (285 years at a million ticks a second) keeps every tick
 #: and every cooldown (a tick plus an int32 of ticks) exact in int64 and float64 arithmetic.
@@ -127,12 +127,14 @@ class Snapshots:
         """The most bytes each member of a snapshot for this brain may declare (its ``.npy`` header included): the
         brain's own arrays have this brain's shapes; the world's may be of another map (another seed), so they may
         be a few times this world's; anything else is not a member at all."""
-        limits: dict[str, int] = {"meta/fingerprint": _HEADER + 4 * 256, "brain/counters": _HEADER + 2**20}
-        for key, value in self.get_state().items():
-            if key == "brain/counters":
-                continue
-            nbytes = int(np.asarray(value).nbytes)
-            limits[key] = _HEADER + (nbytes if key.startswith("brain/") else 4 * nbytes + 2**20)
+        limits: dict[str, int] = {"meta/fingerprint": _HEADER + 4 * 256, "brain/counters": _HEADER + 2**20,
+                                  "brain/tick_count": _HEADER + 8, "brain/dedupe": _HEADER + 16,
+                                  "brain/action_counts": _HEADER + 8 * int(self._action_counts.shape[1])}
+        for f in FIELDS:  # from the shapes: no copy of the brain's arrays
+            limits[f"brain/{f.name}"] = _HEADER + int(np.prod(self.arrays.shape_of(f))) * np.dtype(f.dtype).itemsize
+        if self.world is not None:
+            for key, value in self.world.get_state().items():
+                limits[f"world/{key}"] = _HEADER + 4 * int(np.asarray(value).nbytes) + 2**20
         return limits
 
     def _check_snapshot_values(self, arrays: dict[str, np.ndarray], where: str) -> None:
