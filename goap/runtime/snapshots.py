@@ -244,8 +244,9 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str | Path) -
             shape, fortran, dtype = fmt.read_array_header_2_0(f)
         else:
             raise SnapshotError(f"{path}: member '{info.filename}' has .npy version {version}")
-        if dtype.hasobject or dtype.itemsize == 0 and dtype.kind not in "U":
-            raise SnapshotError(f"{path}: member '{info.filename}' holds objects (pickles are never read)")
+        if dtype.hasobject or dtype.itemsize == 0:
+            raise SnapshotError(f"{path}: member '{info.filename}' holds objects or empty items (pickles are never "
+                                f"read)")
         count = 1
         for d in shape:
             count *= int(d)
