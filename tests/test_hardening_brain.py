@@ -476,3 +476,8 @@ def test_packed_states_given_as_floats_are_refused_not_rounded():
 def test_goal_hysteresis_refuses_a_complex_number_with_a_value_error():
     with pytest.raises(ValueError, match="goal_hysteresis"):
         make(2, goal_hysteresis=np.complex128(1 + 1j))
+
+
+def test_cooldown_ticks_beyond_an_int32_is_refused():
+    with pytest.raises(ValueError, match="cooldown_ticks must be an integer in 0..2147483647"):
+        make(2, cooldown_ticks=2**40)
