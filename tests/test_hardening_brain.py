@@ -481,3 +481,8 @@ def test_goal_hysteresis_refuses_a_complex_number_with_a_value_error():
 def test_cooldown_ticks_beyond_an_int32_is_refused():
     with pytest.raises(ValueError, match="cooldown_ticks must be an integer in 0..2147483647"):
         make(2, cooldown_ticks=2**40)
+
+
+def test_plan_budget_beyond_an_int32_is_refused():
+    with pytest.raises(ValueError, match="plan_budget must be an integer in 1..2147483647"):
+        make(2, plan_budget=2**40)

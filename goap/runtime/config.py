@@ -108,8 +108,8 @@ def _is_int(x: Any) -> bool:
 
 def check_setting(name: str, value: Any, n_agents: int) -> None:
     """Raise ValueError when ``value`` is not a valid ``name`` setting for a brain of ``n_agents`` rows."""
-    if name == "plan_budget" and value is not None and (not _is_int(value) or value < 1):
-        raise ValueError(f"plan_budget must be an integer >= 1, got {value!r}")
+    if name == "plan_budget" and value is not None and (not _is_int(value) or not 1 <= value <= 2**31 - 1):
+        raise ValueError(f"plan_budget must be an integer in 1..{2**31 - 1}, got {value!r}")
     if name == "cooldown_ticks" and (not _is_int(value) or not 0 <= value <= 2**31 - 1):  # a Warp int32 argument
         raise ValueError(f"cooldown_ticks must be an integer in 0..{2**31 - 1}, got {value!r}")
     if name == "goal_hysteresis" and (not isinstance(value, int | float | np.integer | np.floating)
