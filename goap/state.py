@@ -137,7 +137,45 @@ class AgentArrays:
             wp.copy(arr, wp.array(np.ascontiguousarray(arrays[name]), dtype=arr.dtype, device=self.device))
 
     def nbytes(self) -> int:
-        return sum(int(np.prod(self.shape_of(f))) * np.dtype(f.dtype).itemsize for f in FIELDS)
+        return arrays_nbytes(self.n, self.dims)
+
+
+def arrays_nbytes(n: int, dims: dict[str, int]) -> int:
+    """The bytes of the agents' arrays for ``n`` rows (`FIELDS`), computed before anything is allocated: a brain
+    too large for the machine is refused with this figure rather than failing half allocated."""
+    row = 0
+    for f in FIELDS:
+        cells = 1
+        for d in f.dims:
+            cells *= max(1, int(dims[d])) if d == "L" else int(dims[d])
+        row += cells * np.dtype(f.dtype).itemsize
+    return int(n) * row
+
+
+def available_bytes(device: Any) -> int | None:
+    """Memory a new allocation on ``device`` may take: the GPU's free memory; on the CPU the physical memory,
+    less what the address-space limit (``ulimit -v``) leaves to this process. None when it cannot be told."""
+    if not getattr(device, "is_cpu", True):
+        free = getattr(device, "free_memory", None)
+        return int(free) if isinstance(free, int) and free > 0 else None
+    import os
+
+    limits = []
+    try:
+        limits.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        pass
+    try:
+        import resource
+
+        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            with open("/proc/self/statm") as f:
+                used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            limits.append(max(0, soft - used))
+    except (ImportError, OSError, ValueError, IndexError):
+        pass
+    return min(limits) if limits else None
 
 
 def _warp_dtype(name: str) -> Any:

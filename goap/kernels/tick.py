@@ -384,6 +384,19 @@ def check_states(
             return
 
 
+@wp.kernel
+def check_costs(agents: Agents, max_cost: wp.float32, first_bad: wp.array(dtype=wp.int32), first: int, chunk: int):
+    """The lowest agent with a cost the planners refuse: NaN, negative, infinite or above ``max_cost``. Every row,
+    dead ones too, and every action, enabled or not, as the reference planner's host check reads them."""
+    i = wp.tid() + first
+    costs = agents.costs
+    for a in range(costs.shape[1]):
+        c = costs[i, a]
+        if not (c >= wp.float32(0.0) and c <= max_cost):  # NaN fails both comparisons
+            wp.atomic_min(first_bad, chunk, i)
+            return
+
+
 # --- commands and fact access (launched over an index list) ---------------------------------------------------
 @wp.kernel
 def read_fact_values(

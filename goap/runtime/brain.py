@@ -94,6 +94,7 @@ class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
             raise ValueError(f"unknown or unavailable Warp device {cfg.device!r}: {e}") from None
         self.world = world
         self.n_agents = N = int(n_agents)
+        _check_memory(self.tables, N, cfg, self.device)
         self.planner = self._make_planner(cfg)
         self._dedupe_auto = cfg.dedupe == "auto" and hasattr(self.planner, "inner") and hasattr(self.planner,
                                                                                                   "counters")
@@ -200,6 +201,27 @@ class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
     @property
     def n_alive(self) -> int:
         return int(self.arrays.alive.numpy().sum())
+
+
+#: Bytes per agent the brain allocates beside the agents' arrays: the request flags and positions, the queue's
+#: keys, waits and ids (two rows each), the outcome-log rows, and a host planner's result batch (without the plan).
+_BUFFER_BYTES_PER_AGENT = 4 + 4 + 3 * 2 * 4 + 16 + 32
+
+
+def _check_memory(tables: DomainTables, n: int, cfg: BrainConfig, device: Any) -> None:
+    """Refuse, before allocating anything, a brain whose per-agent arrays do not fit the device's memory, naming
+    the bytes it needs (``Brain(domain, 2**40)`` would otherwise end in a bare MemoryError half way through)."""
+    from goap.planners.base import DEFAULT_MAX_PLAN_LENGTH
+    from goap.state import arrays_nbytes, available_bytes
+
+    L = cfg.max_plan_length or (cfg.planner_options or {}).get("max_plan_length") or DEFAULT_MAX_PLAN_LENGTH
+    G = tables.goals.n_goals
+    dims = {"W": tables.n_words, "G": G, "A": tables.n_actions, "L": int(L)}
+    need = arrays_nbytes(n, dims) + n * (_BUFFER_BYTES_PER_AGENT + 4 * max(1, G) + 4 * int(L))
+    have = available_bytes(device)
+    if have is not None and need > have:
+        raise ValueError(f"a brain of {n} agents needs about {need:,} bytes ({need / 2**30:.1f} GiB) for its "
+                         f"per-agent arrays; {have:,} bytes ({have / 2**30:.1f} GiB) are available on {device}")
 
 
 def _writes_device_batch(planner: Any, device: Any) -> bool:

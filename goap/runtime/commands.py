@@ -70,7 +70,7 @@ class Commands:
             if goal not in names:
                 raise ValueError(f"unknown goal '{goal}'; goals are {', '.join(names)}")
             return names.index(goal)
-        if not isinstance(goal, int | np.integer) or not 0 <= goal < len(names):
+        if not isinstance(goal, int | np.integer) or isinstance(goal, bool | np.bool_) or not 0 <= goal < len(names):
             raise ValueError(f"goal index {goal!r} is out of range 0..{len(names) - 1}")
         return int(goal)
 
@@ -93,6 +93,8 @@ class Commands:
         elif isinstance(states, wp.array):
             host = states.numpy()
         elif isinstance(states, np.ndarray) and states.dtype != object:
+            if states.dtype.kind not in "iu":  # packed states are bits: a float row would be rounded into them
+                raise ValueError(f"packed states must be an integer array (uint64 [{k}, {W}]), got {states.dtype}")
             host = np.asarray(states, dtype=np.uint64).reshape(-1, W) if states.size % W == 0 else states
         else:
             host = np.stack([self.tables.pack(s) for s in states]) if len(states) else np.zeros((0, W), np.uint64)
@@ -112,6 +114,8 @@ class Commands:
         alive = self.arrays.alive.numpy()
         if agents is None:
             free = np.flatnonzero(~alive)
+            if count is not None and (not isinstance(count, int | np.integer) or isinstance(count, bool) or count < 0):
+                raise ValueError(f"spawn count must be an integer >= 0, got {count!r}")
             count = len(free) if count is None else int(count)
             if count > len(free):
                 raise ValueError(f"cannot spawn {count} agents: {len(free)} free rows of {self.n_agents}")

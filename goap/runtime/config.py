@@ -40,8 +40,9 @@ class BrainConfig:
             Eligibility is unchanged: a goal that holds, cools down or has priority <= 0 is never picked. It runs on
             the host between captured graphs; its scores are copied into a device buffer the graph reads.
         n_alive: agents alive at the start (the first rows); the rest are free rows for ``spawn``. None: all.
-        check_inputs: (live) check what the game and the world write (action statuses and indices, packed states)
-            every tick and raise `goap.runtime.BrainError` naming the agent. Each check reads one int per CPU
+        check_inputs: (live) check what the game and the world write (action statuses and indices, packed states,
+            costs: finite and in 0..1e12 for every planner) every tick and raise `goap.runtime.BrainError` naming
+            the agent. Each check reads one int per CPU
             chunk back to the host and splits a captured tick there; turn it off in release builds.
         capture: record the tick's launches as graphs and replay them (CUDA graphs on a GPU, Warp's CPU graphs on
             the CPU): the engine's stages, the planner, the grouping planner and the world (which must declare
@@ -81,6 +82,16 @@ class BrainConfig:
     cpu_threads: int | None = None
     planner_options: dict[str, Any] | None = field(default=None)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_made", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """A live setting changed on a made config (``brain.config.plan_budget = True``) is checked as the brain's
+        property checks it; the settings are checked together with the brain's size in `check`."""
+        if name in LIVE and getattr(self, "_made", False):
+            check_setting(name, value, 0)
+        object.__setattr__(self, name, value)
+
     def check(self, n_agents: int) -> None:
         """Raise ValueError naming the first bad setting."""
         for f in dataclasses.fields(self):
@@ -97,16 +108,17 @@ def _is_int(x: Any) -> bool:
 
 def check_setting(name: str, value: Any, n_agents: int) -> None:
     """Raise ValueError when ``value`` is not a valid ``name`` setting for a brain of ``n_agents`` rows."""
-    if name == "plan_budget" and value is not None and (not _is_int(value) or value < 1):
-        raise ValueError(f"plan_budget must be an integer >= 1, got {value!r}")
-    if name == "cooldown_ticks" and (not _is_int(value) or value < 0):
-        raise ValueError(f"cooldown_ticks must be an integer >= 0, got {value!r}")
-    if name == "goal_hysteresis" and (not isinstance(value, int | float | np.number) or isinstance(value, bool)
+    if name == "plan_budget" and value is not None and (not _is_int(value) or not 1 <= value <= 2**31 - 1):
+        raise ValueError(f"plan_budget must be an integer in 1..{2**31 - 1}, got {value!r}")
+    if name == "cooldown_ticks" and (not _is_int(value) or not 0 <= value <= 2**31 - 1):  # a Warp int32 argument
+        raise ValueError(f"cooldown_ticks must be an integer in 0..{2**31 - 1}, got {value!r}")
+    if name == "goal_hysteresis" and (not isinstance(value, int | float | np.integer | np.floating)
+                                      or isinstance(value, bool)
                                       or not math.isfinite(value) or value < 0):
         raise ValueError(f"goal_hysteresis must be a finite number >= 0, got {value!r}")
     if name == "n_alive" and value is not None and (not _is_int(value) or not 0 <= value <= n_agents):
         raise ValueError(f"n_alive must be in 0..{n_agents}, got {value!r}")
-    if name == "dedupe" and value not in (True, False, "auto"):
+    if name == "dedupe" and not (isinstance(value, bool | np.bool_) or (isinstance(value, str) and value == "auto")):
         raise ValueError(f"dedupe must be True, False or 'auto', got {value!r}")
     if name == "plan_cache" and (not _is_int(value) or value < 0):
         raise ValueError(f"plan_cache must be an integer >= 0, got {value!r}")
@@ -120,6 +132,8 @@ def check_setting(name: str, value: Any, n_agents: int) -> None:
         raise ValueError(f"{name} must be True or False, got {value!r}")
     if name == "planner_options" and value is not None and not isinstance(value, dict):
         raise ValueError(f"planner_options must be a dict, got {type(value).__name__}")
+    if name in ("max_nodes", "max_plan_length") and value is not None and (not _is_int(value) or value < 1):
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     if name == "seed" and not _is_int(value):
         raise ValueError(f"seed must be an integer, got {value!r}")
 

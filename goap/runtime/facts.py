@@ -56,10 +56,8 @@ class Facts:
             if self.check_inputs:
                 _check_range(name, fact, values.numpy())
         else:
-            host = np.asarray(values)
-            if host.dtype.kind in "US" or host.dtype == object:
-                host = np.vectorize(lambda v: fact.parse_value(v, "value"), otypes=[np.int64])(host)
-            host = np.broadcast_to(host.astype(np.int64), (k,)) if host.ndim == 0 else host.astype(np.int64)
+            host = _as_values(name, fact, values)
+            host = np.broadcast_to(host, (k,)) if host.ndim == 0 else host
             if host.shape != (k,):
                 raise ValueError(f"{len(host)} values for '{name}' given for {k} agents")
             _check_range(name, fact, host)
@@ -67,6 +65,48 @@ class Facts:
         self.launcher.launch(self._kernels.write_fact_values, k, [
             self.agents, rows, slot.word, slot.shift, wp.uint64(slot.mask), wp.int64(slot.min), vals,
         ], record=False)
+
+
+def _as_values(name: str, fact: Any, values: Any) -> np.ndarray:
+    """``values`` as int64, refusing every coercion that would change a value: floats (2.7 would become 2, 0.5
+    false), complex numbers, strings of digits; bools only for bool facts and labels only for enum facts (the
+    documented forms), integers for every fact (bools 0 / 1, enums a label's index)."""
+    from goap.domain import BOOL, ENUM
+
+    try:
+        host = np.asarray(values)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"values for '{name}' are not a value or a list of values: {e}") from None
+    kind = host.dtype.kind
+    if kind in "US" or host.dtype == object:
+        def one(v: Any) -> int:
+            if fact.kind == ENUM and isinstance(v, str):
+                return fact.parse_value(v, "value")
+            if fact.kind == BOOL and isinstance(v, bool | np.bool_):
+                return int(v)
+            if _plain_int(v):
+                if not -(2**63) <= int(v) < 2**63:
+                    raise ValueError(f"value {int(v)} of fact '{name}' is out of range {fact.min}..{fact.max}")
+                return int(v)
+            want = {ENUM: "a label or a label index", BOOL: "True, False, 0 or 1"}.get(fact.kind, "an integer")
+            raise ValueError(f"value {v!r} for {fact.kind} fact '{name}' is not {want}")
+
+        return np.vectorize(one, otypes=[np.int64])(host) if host.size else np.zeros(host.shape, np.int64)
+    if kind == "b":
+        if fact.kind != BOOL:
+            raise ValueError(f"True / False given for {fact.kind} fact '{name}': give integers")
+        return host.astype(np.int64)
+    if kind not in "iu":
+        shown = host.reshape(-1)[0] if host.size else host
+        raise ValueError(f"value {shown!r} for {fact.kind} fact '{name}' is not an integer (a {host.dtype} value "
+                         f"would be rounded)")
+    if kind == "u" and host.size and host.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"value {int(host.max())} for fact '{name}' is out of range {fact.min}..{fact.max}")
+    return host.astype(np.int64)
+
+
+def _plain_int(v: Any) -> bool:
+    return isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_)
 
 
 def _check_range(name: str, fact: Any, values: np.ndarray) -> None:

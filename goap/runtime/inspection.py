@@ -13,6 +13,7 @@ import numpy as np
 from goap.codes import EVENTS, ActionStatus, Status, event_bit
 from goap.encoding import fingerprint
 from goap.outcomes import OutcomeLog
+from goap.planners.base import MAX_COST
 
 
 class BrainError(ValueError):
@@ -150,6 +151,16 @@ class Inspection:
             names = ", ".join(f"{s.name}={int(s)}" for s in ActionStatus)
             raise BrainError(f"agent {bad}: action {act} with action_status {st} (actions are -1.."
                              f"{self.tables.n_actions - 1}; statuses {names})")
+
+    def _check_costs(self) -> None:
+        """Costs as every planner takes them (`goap.planners.base.MAX_COST`): the Warp planner would otherwise plan
+        with a NaN, negative or huge cost that the reference planner's host check refuses."""
+        bad = self._first_bad_agent(self._kernels.check_costs, [self._wp.float32(MAX_COST)])
+        if bad >= 0:
+            row = self.arrays.costs.numpy()[bad]
+            a = int(np.flatnonzero(~(np.isfinite(row) & (row >= 0) & (row <= np.float32(MAX_COST))))[0])
+            raise BrainError(f"agent {bad}: action '{self.domain.actions[a].name}' has cost {float(row[a])!r}; costs "
+                             f"must be finite and in 0..{MAX_COST:g}")
 
     def _check_states(self, when: str) -> None:
         bad = self._first_bad_agent(self._kernels.check_states, list(self._layout_d))

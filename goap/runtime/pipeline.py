@@ -22,6 +22,7 @@ and always on a GPU, launches have fixed dimensions and counts stay on the devic
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -74,7 +75,13 @@ class Pipeline:
 
     # --- the tick ----------------------------------------------------------------------------------------------
     def tick(self, dt: float = 1.0) -> TickStats:
-        """Advance every agent one tick (see `goap.runtime`); returns the tick's times and counters."""
+        """Advance every agent one tick (see `goap.runtime`); returns the tick's times and counters.
+
+        ``dt`` (the world's time step) must be a finite number >= 0: a NaN or infinite step would be integrated
+        into every position the world moves."""
+        if not isinstance(dt, int | float | np.integer | np.floating) or isinstance(dt, bool | np.bool_) \
+                or not math.isfinite(dt) or dt < 0:
+            raise ValueError(f"dt must be a finite number >= 0, got {dt!r}")
         dt = float(dt)
         grouping = self._grouping()
         steps = self._steps(dt, grouping)
@@ -129,6 +136,7 @@ class Pipeline:
             s.append(Step("sense", lambda: world.sense(self)))
         if check:
             s.append(Step("sense", lambda: self._check_states("after sense"), host=True))
+            s.append(Step("sense", self._check_costs, host=True))
         if self.goal_scorer is not None:
             s.append(Step("decide", self._score_goals, host=True))
         s.append(Step("decide", self._decide))
@@ -363,7 +371,7 @@ class Pipeline:
         if self._dedupe_auto:
             n += len(DEDUPE_COUNTERS) * 8
         if self.check_inputs:
-            n += 2 * 4 * self._first_bad.shape[0]
+            n += 3 * 4 * self._first_bad.shape[0]  # actions, states, costs
         return n
 
 

@@ -10,15 +10,22 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import tokenize
 import zipfile
+import zlib
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
-from goap.codes import CAUSES, ActionStatus, Status
+from goap.codes import CAUSES, EVENTS, ActionStatus, Status
 from goap.encoding import fingerprint
-from goap.state import FIELD_NAMES
+from goap.planners.base import MAX_COST
+from goap.state import FIELD_NAMES, FIELDS
+
+#: The largest tick count a snapshot may hold: 2**53 ticks (285 years at a million ticks a second) keeps every tick
+#: and every cooldown (a tick plus an int32 of ticks) exact in int64 and float64 arithmetic.
+MAX_TICK = 2**53
 
 
 class SnapshotError(ValueError):
@@ -71,7 +78,7 @@ class Snapshots:
         world's arrays); on any problem a `SnapshotError` names the file and the field and the brain and its world
         are left as they were.
         """
-        data = _read_snapshot(path)
+        data = _read_snapshot(path, self._member_limits(), fingerprint(self.domain))
         where = str(path)
         mark = data.get("meta/fingerprint")
         if not isinstance(mark, np.ndarray) or mark.shape != () or str(mark) != fingerprint(self.domain):
@@ -93,8 +100,9 @@ class Snapshots:
                 or action_counts.shape != (n_counts,) or (action_counts < 0).any()):
             raise SnapshotError(f"{where}: field 'brain/action_counts' is not {n_counts} counts >= 0")
         dedupe = data.get("brain/dedupe")
-        if not isinstance(dedupe, np.ndarray) or dedupe.shape != (2,) or dedupe.dtype != np.int64:
-            raise SnapshotError(f"{where}: field 'brain/dedupe' is not int64 [2]")
+        if (not isinstance(dedupe, np.ndarray) or dedupe.shape != (2,) or dedupe.dtype != np.int64
+                or dedupe[0] not in (0, 1) or not 0 <= dedupe[1] <= MAX_TICK + 32):
+            raise SnapshotError(f"{where}: field 'brain/dedupe' is not int64 [2] (a flag and a tick)")
         if self.world is not None:
             world_arrays = {k[len("world/"):]: v for k, v in data.items() if k.startswith("world/")}
             try:
@@ -115,6 +123,20 @@ class Snapshots:
             c = self.planner.counters.numpy()
             self._dedupe_seen = (int(c[DEDUPE_COUNTERS.index("requests")]), int(c[DEDUPE_COUNTERS.index("distinct")]))
 
+    def _member_limits(self) -> dict[str, int]:
+        """The most bytes each member of a snapshot for this brain may declare (its ``.npy`` header included): the
+        brain's own arrays have this brain's shapes; the world's may be of another map (another seed), so they may
+        be a few times this world's; anything else is not a member at all."""
+        limits: dict[str, int] = {"meta/fingerprint": _HEADER + 4 * 256, "brain/counters": _HEADER + 2**20,
+                                  "brain/tick_count": _HEADER + 8, "brain/dedupe": _HEADER + 16,
+                                  "brain/action_counts": _HEADER + 8 * int(self._action_counts.shape[1])}
+        for f in FIELDS:  # from the shapes: no copy of the brain's arrays
+            limits[f"brain/{f.name}"] = _HEADER + int(np.prod(self.arrays.shape_of(f))) * np.dtype(f.dtype).itemsize
+        if self.world is not None:
+            for key, value in self.world.get_state().items():
+                limits[f"world/{key}"] = _HEADER + 4 * int(np.asarray(value).nbytes) + 2**20
+        return limits
+
     def _check_snapshot_values(self, arrays: dict[str, np.ndarray], where: str) -> None:
         A, G, L = self.tables.n_actions, self.tables.goals.n_goals, self.arrays.plan.shape[1]
         ranges = {
@@ -133,6 +155,25 @@ class Snapshots:
                                     f", outside {lo}..{hi if hi is not None else 'any'}")
         if (arrays["step"] > np.maximum(arrays["plan_length"], 0)).any() or (arrays["plan_length"] > L).any():
             raise SnapshotError(f"{where}: field 'brain/step' or 'brain/plan_length' is past the plan")
+        acting = np.flatnonzero(arrays["action"] >= 0)
+        steps = arrays["step"][acting]
+        if len(acting):
+            planned = arrays["plan"][acting, np.minimum(steps, L - 1)]
+            wrong = acting[(steps >= arrays["plan_length"][acting]) | (planned != arrays["action"][acting])]
+            if len(wrong):
+                i = int(wrong[0])
+                raise SnapshotError(f"{where}: field 'brain/action' row {i}: action {int(arrays['action'][i])} is not "
+                                    f"the plan's step {int(arrays['step'][i])}")
+        _check_floats(arrays, where)
+        for name in FIELD_NAMES:  # a bool byte other than 0 / 1 reads differently in numpy and in a kernel
+            if arrays[name].dtype == np.bool_ and (arrays[name].view(np.uint8) > 1).any():
+                raise SnapshotError(f"{where}: field 'brain/{name}' holds a bool byte other than 0 or 1")
+        if (arrays["expanded"] < 0).any() or (arrays["cooldown_until"] < 0).any() \
+                or (arrays["cooldown_until"] > MAX_TICK + 2**31).any():
+            raise SnapshotError(f"{where}: field 'brain/expanded' or 'brain/cooldown_until' is negative or past "
+                                f"{MAX_TICK} + 2**31 ticks")
+        if (arrays["event_bits"] >= np.uint32(1 << len(EVENTS))).any():
+            raise SnapshotError(f"{where}: field 'brain/event_bits' holds a bit of no event")
         bad_rows = self.tables.invalid_states(arrays["states"])
         if len(bad_rows):
             i = int(bad_rows[0])
@@ -141,21 +182,90 @@ class Snapshots:
 
 
 
-def _read_snapshot(path: str | Path) -> dict[str, np.ndarray]:
+def _check_floats(arrays: dict[str, np.ndarray], where: str) -> None:
+    """Costs as the planners take them (finite, 0..MAX_COST), finite priorities, plan costs NaN (no plan) or >= 0."""
+    costs, prio, plan_cost = arrays["costs"], arrays["priorities"], arrays["plan_cost"]
+    bad = ~np.isfinite(costs) | (costs < 0) | (costs > MAX_COST)
+    if bad.any():
+        i, a = (int(x) for x in np.argwhere(bad)[0])
+        raise SnapshotError(f"{where}: field 'brain/costs' row {i} action {a} holds {costs[i, a]}; costs must be "
+                            f"finite and in 0..{MAX_COST:g}")
+    if not np.isfinite(prio).all():
+        i = int(np.argwhere(~np.isfinite(prio))[0][0])
+        raise SnapshotError(f"{where}: field 'brain/priorities' row {i} is not finite")
+    if (np.isinf(plan_cost) | (plan_cost < 0)).any():
+        raise SnapshotError(f"{where}: field 'brain/plan_cost' holds an infinite or negative cost")
+
+
+#: Room for a ``.npy`` member's header (numpy writes about 128 bytes; its reader refuses headers over 10,000).
+_HEADER = 10_240
+
+
+def _read_snapshot(path: str | Path, limits: dict[str, int], mark: str) -> dict[str, np.ndarray]:
+    """Every member of the snapshot, each checked before it is read: the domain's fingerprint first (a snapshot of
+    another domain is named as such), then a known name, a declared size within ``limits``, a header whose shape
+    and dtype fit that size; every failure of the file's format is a SnapshotError (a bad zip, a zlib stream, a
+    compression it does not support, a header that is not Python)."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            out = {k: data[k] for k in data.files}
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+            names = [i.filename for i in infos]
+            if len(set(names)) != len(names):
+                raise SnapshotError(f"{path}: a member is stored twice")
+            meta = [i for i in infos if i.filename == "meta/fingerprint.npy"]
+            found = _read_member(zf, meta[0], path) if meta and meta[0].file_size <= limits["meta/fingerprint"] \
+                else None
+            if found is None or found.shape != () or found.dtype.kind != "U" or str(found) != mark:
+                raise SnapshotError(f"{path}: snapshot is of another domain (or has no 'meta/fingerprint')")
+            for info in infos:
+                key = info.filename[:-4] if info.filename.endswith(".npy") else None
+                if key not in limits:
+                    raise SnapshotError(f"{path}: member '{info.filename}' is not part of a snapshot of this brain")
+                if info.file_size > limits[key]:
+                    raise SnapshotError(f"{path}: member '{info.filename}' declares {info.file_size} bytes, more than "
+                                        f"the {limits[key]} a snapshot of this brain holds there")
+            return {info.filename[:-4]: _read_member(zf, info, path) for info in infos}
     except FileNotFoundError:
         raise SnapshotError(f"{path}: no such snapshot file") from None
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile, KeyError) as e:
+    except SnapshotError:
+        raise
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile, KeyError, zlib.error, NotImplementedError,
+            RuntimeError, SyntaxError, tokenize.TokenError, MemoryError, OverflowError, TypeError) as e:
         raise SnapshotError(f"{path}: not a readable snapshot ({type(e).__name__}: {e})") from None
-    return out
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str | Path) -> np.ndarray:
+    fmt = np.lib.format
+    with zf.open(info) as f:
+        version = fmt.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(f)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = fmt.read_array_header_2_0(f)
+        else:
+            raise SnapshotError(f"{path}: member '{info.filename}' has .npy version {version}")
+        if dtype.hasobject or dtype.itemsize == 0:
+            raise SnapshotError(f"{path}: member '{info.filename}' holds objects or empty items (pickles are never "
+                                f"read)")
+        count = 1
+        for d in shape:
+            count *= int(d)
+        nbytes = count * dtype.itemsize
+        if nbytes > info.file_size:
+            raise SnapshotError(f"{path}: member '{info.filename}' declares shape {shape} of {dtype}: {nbytes} "
+                                f"bytes in a member of {info.file_size}")
+        raw = f.read(nbytes)
+        if len(raw) != nbytes:
+            raise SnapshotError(f"{path}: member '{info.filename}' is cut short")
+    arr = np.frombuffer(raw, dtype=dtype, count=count).copy() if count else np.zeros(0, dtype)
+    return arr.reshape(shape, order="F" if fortran else "C")
 
 
 def _scalar_int(data: dict[str, np.ndarray], key: str, where: str) -> int:
     v = data.get(key)
-    if not isinstance(v, np.ndarray) or v.shape != () or not np.issubdtype(v.dtype, np.integer) or int(v) < 0:
-        raise SnapshotError(f"{where}: field '{key}' is not an integer >= 0")
+    if not isinstance(v, np.ndarray) or v.shape != () or not np.issubdtype(v.dtype, np.integer) \
+            or not 0 <= int(v) <= MAX_TICK:
+        raise SnapshotError(f"{where}: field '{key}' is not an integer in 0..{MAX_TICK}")
     return int(v)
 
 
@@ -165,8 +275,9 @@ def _counters(data: dict[str, np.ndarray], where: str) -> dict[str, int]:
         counters = json.loads(str(v)) if isinstance(v, np.ndarray) and v.shape == () else None
     except (ValueError, RecursionError):
         counters = None
-    if not isinstance(counters, dict) or not all(isinstance(k, str) and type(n) is int for k, n in counters.items()):
-        raise SnapshotError(f"{where}: field 'brain/counters' is not a JSON object of integer counts")
+    if not isinstance(counters, dict) or not all(isinstance(k, str) and type(n) is int and 0 <= n < 2**63
+                                                 for k, n in counters.items()):
+        raise SnapshotError(f"{where}: field 'brain/counters' is not a JSON object of integer counts >= 0")
     return counters
 
 

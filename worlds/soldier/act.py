@@ -17,6 +17,7 @@ from goap.kernels.agents import Agents, set_alive
 from goap.kernels.codes import DONE, FAILED, RUNNING
 from worlds.soldier.geometry import (
     back_x,
+    bin_of,
     enemy_within,
     free_spot,
     free_wall_around,
@@ -96,8 +97,8 @@ def claim_cover(f: Field, t: Troops, agents: Agents):
     if t.alive[i] == 0 or agents.action[i] != A_GO_COVER or t.slot[i] >= 0:
         return
     p = t.pos[i]
-    tx = int(wp.floor(p[0] / f.tile))
-    ty = int(wp.floor(p[1] / f.tile))
+    tx = bin_of(p[0], f.tile, f.tiles_x)
+    ty = bin_of(p[1], f.tile, f.tiles_y)
     has_threat = t.target[i] >= 0
     threat = t.tpos[i]
     best = int(-1)

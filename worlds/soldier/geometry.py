@@ -20,6 +20,27 @@ wp.set_module_options({"enable_backward": False})
 
 # --- geometry --------------------------------------------------------------------------------------------------
 @wp.func
+def bin_of(x: float, size: float, n: int) -> int:
+    """floor(x / size) clamped to -1..n before it becomes an int: a NaN, infinite or huge coordinate (a game's
+    write, a damaged snapshot) gives an index just outside the grid, never a float-to-int overflow that a kernel
+    would then use to index memory."""
+    v = x / size
+    if v > -1.0:
+        if v < float(n):
+            return int(wp.floor(v))
+        return n
+    return -1
+
+
+@wp.func
+def within(v: float, lo: float, hi: float) -> float:
+    """v clamped to lo..hi, NaN to lo: a float made safe to round to an index."""
+    if v > lo:
+        return wp.min(v, hi)
+    return lo
+
+
+@wp.func
 def hash01(i: int, salt: int) -> float:
     """A fixed number in [0, 1) per agent and salt (a soldier's own spot in a room, its sliding side)."""
     s = wp.rand_init(salt, i)
@@ -29,8 +50,8 @@ def hash01(i: int, salt: int) -> float:
 @wp.func
 def wall_at(f: Field, p: wp.vec2, pad: float) -> int:
     """The wall whose box (grown by ``pad``) contains p, or -1. Walls stay inside their tile: one lookup."""
-    tx = int(wp.floor(p[0] / f.tile))
-    ty = int(wp.floor(p[1] / f.tile))
+    tx = bin_of(p[0], f.tile, f.tiles_x)
+    ty = bin_of(p[1], f.tile, f.tiles_y)
     if tx < 0 or ty < 0 or tx >= f.tiles_x or ty >= f.tiles_y:
         return -1
     w = f.tile_wall[ty * f.tiles_x + tx]
@@ -69,10 +90,10 @@ def sight_blocked(f: Field, p: wp.vec2, q: wp.vec2, skip_a: int, skip_b: int) ->
     """Whether a wall (other than ``skip_a`` / ``skip_b``) crosses p -> q: a walk over the tiles the segment
     passes (Amanatides-Woo), one box test per tile."""
     d = q - p
-    tx = int(wp.floor(p[0] / f.tile))
-    ty = int(wp.floor(p[1] / f.tile))
-    ex = int(wp.floor(q[0] / f.tile))
-    ey = int(wp.floor(q[1] / f.tile))
+    tx = bin_of(p[0], f.tile, f.tiles_x)
+    ty = bin_of(p[1], f.tile, f.tiles_y)
+    ex = bin_of(q[0], f.tile, f.tiles_x)
+    ey = bin_of(q[1], f.tile, f.tiles_y)
     sx = int(1)
     sy = int(1)
     tmx = float(1.0e9)
@@ -203,7 +224,7 @@ def room_centre(f: Field, team: int, y: float, medbay: int) -> wp.vec2:
         count = f.n_medbays
     else:
         first = f.site_spacing * 1.5
-    k = int(wp.round((y - first) / (2.0 * f.site_spacing)))
+    k = int(wp.round(within((y - first) / (2.0 * f.site_spacing), 0.0, float(count))))
     k = wp.clamp(k, 0, count - 1)
     return wp.vec2(back_x(f, team), first + float(k) * 2.0 * f.site_spacing)
 
@@ -236,8 +257,8 @@ def objective_pos(f: Field, o: int) -> wp.vec2:
 
 @wp.func
 def nearest_objective(f: Field, p: wp.vec2) -> int:
-    col = wp.clamp(int(wp.round((p[0] - f.obj_x0) / f.obj_dx)), 0, f.obj_cols - 1)
-    row = wp.clamp(int(wp.floor(p[1] / f.obj_dy)), 0, f.obj_rows - 1)
+    col = wp.clamp(int(wp.round(within((p[0] - f.obj_x0) / f.obj_dx, 0.0, float(f.obj_cols)))), 0, f.obj_cols - 1)
+    row = wp.clamp(bin_of(p[1], f.obj_dy, f.obj_rows), 0, f.obj_rows - 1)
     return row * f.obj_cols + col
 
 
@@ -276,8 +297,8 @@ def nearest_enemies(f: Field, t: Troops, i: int, spread: float, radius: float) -
     candidates a cell, one ring past the first that held a candidate."""
     p = t.pos[i]
     foe = 1 - t.team[i]
-    cx = wp.clamp(int(p[0] / f.cell), 0, f.cells_x - 1)
-    cy = wp.clamp(int(p[1] / f.cell), 0, f.cells_y - 1)
+    cx = wp.clamp(bin_of(p[0], f.cell, f.cells_x), 0, f.cells_x - 1)
+    cy = wp.clamp(bin_of(p[1], f.cell, f.cells_y), 0, f.cells_y - 1)
     rings = wp.min(int(wp.ceil(radius / f.cell)), MAX_RINGS)
     ids = vec6i(-1, -1, -1, -1, -1, -1)
     scores = vec6f(1.0e9, 1.0e9, 1.0e9, 1.0e9, 1.0e9, 1.0e9)
@@ -329,8 +350,8 @@ def enemy_within(f: Field, t: Troops, i: int, radius: float) -> bool:
     """Whether any living enemy is within ``radius`` (grid rings, stops at the first one found)."""
     p = t.pos[i]
     foe = 1 - t.team[i]
-    cx = wp.clamp(int(p[0] / f.cell), 0, f.cells_x - 1)
-    cy = wp.clamp(int(p[1] / f.cell), 0, f.cells_y - 1)
+    cx = wp.clamp(bin_of(p[0], f.cell, f.cells_x), 0, f.cells_x - 1)
+    cy = wp.clamp(bin_of(p[1], f.cell, f.cells_y), 0, f.cells_y - 1)
     rings = wp.min(int(wp.ceil(radius / f.cell)), MAX_RINGS)
     r2 = radius * radius
     for r in range(MAX_RINGS + 1):
@@ -374,8 +395,8 @@ def free_wall_around(f: Field, tx: int, ty: int, k: int) -> int:
 def nearest_free_cover(f: Field, t: Troops, i: int) -> wp.vec2:
     """(distance to the nearest wall with a free slot within one tile, its wall) over the 3x3 tiles around i."""
     p = t.pos[i]
-    tx = int(wp.floor(p[0] / f.tile))
-    ty = int(wp.floor(p[1] / f.tile))
+    tx = bin_of(p[0], f.tile, f.tiles_x)
+    ty = bin_of(p[1], f.tile, f.tiles_y)
     best = float(1.0e9)
     best_w = float(-1.0)
     for k in range(9):

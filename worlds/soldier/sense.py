@@ -16,6 +16,7 @@ import warp as wp
 from goap.kernels.agents import Agents, set_alive
 from worlds.soldier.geometry import (
     N_CANDIDATES,
+    bin_of,
     clamp_to_field,
     cover_wall,
     nearest_enemies,
@@ -141,8 +142,8 @@ def grid_keys(f: Field, t: Troops, n: int):
     key = 2 * f.cells_x * f.cells_y
     if t.alive[i] != 0:
         p = t.pos[i]
-        cx = wp.clamp(int(p[0] / f.cell), 0, f.cells_x - 1)
-        cy = wp.clamp(int(p[1] / f.cell), 0, f.cells_y - 1)
+        cx = wp.clamp(bin_of(p[0], f.cell, f.cells_x), 0, f.cells_x - 1)
+        cy = wp.clamp(bin_of(p[1], f.cell, f.cells_y), 0, f.cells_y - 1)
         key = (t.team[i] * f.cells_y + cy) * f.cells_x + cx
     f.grid_keys[i] = key
     f.grid_ids[i] = i

@@ -2,7 +2,8 @@
 
 `get_state` saves the troop arrays (`TROOP_ARRAYS`, scratch excepted), the field's arrays (`FIELD_ARRAYS`: the map
 and what changes during a run), the clock, the counters, the seed and the field's size. `set_state` checks all of
-it (present, dtype, shape, indices in range) before it writes anything, so a bad snapshot leaves the world as it
+it (present, dtype, shape, indices in range, positions finite and inside the map, every
+counted or flagged value in its range) before it writes anything, so a bad snapshot leaves the world as it
 was; the map comes from the snapshot, whatever seed the world was laid out with.
 """
 
@@ -13,7 +14,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import warp as wp
 
-from worlds.soldier.layout import FIELD_ARRAYS, FIELD_FIXED, STATS, TROOP_ARRAYS, with_rules
+from worlds.soldier.layout import (
+    DOMAIN,
+    F_AT,
+    FIELD_ARRAYS,
+    FIELD_FIXED,
+    MAX_AMMO,
+    MAX_GREN,
+    MAX_HEALTH,
+    MAX_MAGS,
+    STATS,
+    TROOP_ARRAYS,
+    with_rules,
+)
 
 if TYPE_CHECKING:
     from worlds.soldier.world import SoldierWorld
@@ -72,11 +85,43 @@ def check_state(world: SoldierWorld, arrays: dict[str, Any]) -> dict[str, np.nda
             raise ValueError(f"{_WHERE}: field 'field/{name}' has {len(got[f'field/{name}'])} rows, the "
                              f"snapshot's walls and slots need {rows}")
     for name, hi in (("tile_wall", k), ("slot_wall", k), ("slot_owner", world.n), ("troops/target", world.n),
-                     ("troops/slot", n_slots)):
+                     ("troops/slot", n_slots), ("troops/tslot", n_slots)):
         v = got[name if "/" in name else f"field/{name}"]
         if len(v) and (v.min() < -1 or v.max() >= max(1, hi)):
             raise ValueError(f"{_WHERE}: field '{name}' holds an index outside -1..{max(1, hi) - 1}")
+    _check_values(world, got, n_slots)
     return got
+
+
+def _check_values(world: SoldierWorld, got: dict[str, np.ndarray], n_slots: int) -> None:
+    """The values the kernels index with or compare against fixed ranges: a position outside the map or a team 9
+    would send a grid key or a tile lookup past its array (a crash after an accepted restore)."""
+    for name in ("troops/pos", "troops/tpos", "field/slot_pos"):
+        v = got[name]
+        if not np.isfinite(v).all() or (v < 0).any() or (v[..., 0] > world.width).any() \
+                or (v[..., 1] > world.height).any():
+            raise ValueError(f"{_WHERE}: field '{name}' holds a position that is not finite or is outside the "
+                             f"{world.width} x {world.height} m map")
+    for name in ("troops/tdist", "field/walls", "field/slot_normal"):
+        if not np.isfinite(got[name]).all():
+            raise ValueError(f"{_WHERE}: field '{name}' is not finite")
+    n_obj = len(got["field/obj_owner"])
+    ranges = {
+        "troops/team": (0, 1), "troops/health": (0, int(MAX_HEALTH)), "troops/ammo": (0, int(MAX_AMMO)),
+        "troops/magazines": (0, int(MAX_MAGS)), "troops/grenades": (0, int(MAX_GREN)), "troops/slide": (0, 4),
+        "troops/at": (0, len(DOMAIN.facts[F_AT].labels) - 1), "troops/aimed_at": (0, world.n),
+        "troops/aiming": (0, world.n), "field/obj_owner": (-1, 1), "field/squad_obj": (0, max(0, n_obj - 1)),
+        "field/wall_slots": (0, n_slots), "field/wall_free": (0, n_slots), "clock": (0, 2**31 - 1),
+        "stats": (0, 2**62),
+    }
+    ranges.update({f"troops/{b}": (0, 1) for b in ("alive", "medkit", "drawn", "in_cover", "visible", "in_sight",
+                                                  "pinned", "covered", "under_fire")})
+    for name, (lo, hi) in ranges.items():
+        v = got[name]
+        if v.size and (v.min() < lo or v.max() > hi):
+            raise ValueError(f"{_WHERE}: field '{name}' holds values outside {lo}..{hi}")
+    if (np.diff(got["field/wall_slots"]) < 0).any():
+        raise ValueError(f"{_WHERE}: field 'field/wall_slots' is not a sorted list of slot ranges")
 
 
 def set_state(world: SoldierWorld, arrays: dict[str, Any]) -> None:

@@ -211,9 +211,18 @@ def tick_seed(seed: int, tick: wp.int64, salt: int) -> int:
 
 
 @wp.func
+def grid_coord(x: float, n: int) -> int:
+    """The grid column (or row) of coordinate x, in 0..n-1: a NaN or huge x is clamped while still a float, so no
+    float-to-int overflow (undefined) ever reaches an index."""
+    if x > 0.0:
+        return wp.min(int(wp.min(x / C_RES, float(n - 1))), n - 1)
+    return 0
+
+
+@wp.func
 def cell_of(g: Grid, p: wp.vec2) -> int:
-    cx = wp.clamp(int(p[0] / C_RES), 0, g.gw - 1)
-    cy = wp.clamp(int(p[1] / C_RES), 0, g.gh - 1)
+    cx = grid_coord(p[0], g.gw)
+    cy = grid_coord(p[1], g.gh)
     return cy * g.gw + cx
 
 

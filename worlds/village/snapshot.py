@@ -89,8 +89,15 @@ def check_state(world: VillageWorld, arrays: dict[str, Any]) -> dict[str, np.nda
     if (got["site_stock"] > got["site_max"]).any():
         raise ValueError("world state: field 'site_stock' holds more than 'site_max' allows")
     for name in ("site_pos", "positions"):
-        if not np.isfinite(got[name]).all():
-            raise ValueError(f"world state: field '{name}' is not finite")
+        x = got[name]
+        if not np.isfinite(x).all() or (x < 0).any() or (x[..., 0] > width).any() or (x[..., 1] > height).any():
+            raise ValueError(f"world state: field '{name}' holds a position that is not finite or is outside the "
+                             f"{width} x {height} map")
+    if not np.isfinite(got["base_priority"]).all():  # copied into the brain's priorities every sense
+        raise ValueError("world state: field 'base_priority' is not finite")
+    for name in ("progress", "waited", "searched", "tallies"):
+        if got[name].size and got[name].min() < 0:
+            raise ValueError(f"world state: field '{name}' holds a negative count")
     return got
 
 
