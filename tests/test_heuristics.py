@@ -128,6 +128,43 @@ def test_lmcut_hand_worked_values():
     assert math.isinf(ref.heuristic_function(ab, costs, [True, True, False, False, True])(start))
 
 
+def test_lmcut_goal_condition_needed_only_outside_the_goal_cone():
+    """A goal condition that is also the precondition of an action the goal never needs (outside its cone) is one
+    LM-cut node with that precondition, so the goal zone holds one condition more than the cone; the Warp kernel
+    bounded the zone's walk by the cone's size, found no cut and gave h = 0 (or the step bound), and expanded more
+    nodes than the reference (the same plan and cost)."""
+    domain = (
+        DomainBuilder("outside")
+        .bool("b")
+        .bool("c")
+        .bool("key")
+        .bool("x")
+        .bool("y")
+        .action("make_b", cost=0.7, effects={"b": True})  # no precondition: goal b's cone has no condition
+        .action("use_b", cost=1, pre={"b": True}, effects={"x": True})  # needs b; outside every cone
+        .action("detour", cost=0.1, effects={"y": True})
+        .action("get_key", cost=1, effects={"key": True})
+        .action("make_c", cost=0, pre={"key": True}, effects={"c": True})  # zero cost: key joins c's zone
+        .action("use_c", cost=1, pre={"c": True}, effects={"x": True})
+        .goal("b", want={"b": True})
+        .goal("c", want={"c": True})
+        .build()
+    )
+    ref = ReferencePlanner(domain, heuristic="lmcut")
+    fast = WarpAStarPlanner(ref.tables, heuristic="lmcut", device=DEVICE)
+    start = domain.default_state()
+    goal_b, goal_c = domain.goals
+    assert ref.heuristic_function(goal_b)(start) == 0.7  # the cut {make_b}
+    assert ref.heuristic_function(goal_c)(start) == 1  # the zone {c, key}, the cut {get_key}
+    values = np.array([start, start, domain.state({"y": True}), domain.state({"key": True})])
+    goals = np.array([0, 1, 0, 1], dtype=np.int32)
+    states = ref.tables.pack_states(values)
+    r, f = ref.plan(states, goals), fast.plan(states, goals)
+    assert_same(r, f, domain, values, goals, ref.tables.goals)
+    # The start is expanded, then the goal is popped: detour (0.1 + h 0.7 = 0.8) is never expanded.
+    assert list(r.expanded) == [1, 2, 1, 1] and list(r.cost) == [0.7, 1, 0.7, 0]
+
+
 # --- h_max: Dijkstra = the fixpoint -------------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", [3, 4])
 def test_hmax_dijkstra_is_the_fixpoint(seed):

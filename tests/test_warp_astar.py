@@ -39,7 +39,7 @@ def assert_same(ref, fast, domain, states_values, goals, goal_table, costs=None,
 @pytest.mark.parametrize(
     ("seed", "n_facts", "words", "heuristic"),
     [(11, 24, 1, "hmax"), (12, 60, 2, "hmax"), (13, 110, 3, "hmax_depth2"), (14, 150, 4, "hmax_depth1"),
-     (15, 190, 5, "hmax_depth2")],
+     (15, 190, 5, "hmax_depth2"), (16, 24, 1, "lmcut")],
 )
 def test_warp_matches_reference(seed, n_facts, words, heuristic):
     domain = random_domain(seed, n_facts, int_fraction=0.3)

@@ -627,7 +627,9 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
                     sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_heap, t,
                     gt.achiever_action[p], size,
                 )
-        for _k in range(c1 - c0):
+        # Each zone condition is pushed once: the cone's conditions and gc, which may lie outside the cone (an
+        # atom equal to the precondition of an action the goal never needs): one more pop than the cone holds.
+        for _k in range(c1 - c0 + 1):
             if size == 0:
                 break
             size -= 1
