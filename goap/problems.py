@@ -168,7 +168,7 @@ def result_rows(problems: ProblemSet, batch: Any, domain: Domain) -> list[dict[s
                 "id": pid,
                 "status": status.label,
                 "cost": None if np.isnan(cost) else (int(cost) if cost.is_integer() else cost),
-                "plan": batch.plan_names(i, domain),
+                "plan": [domain.actions[a].name for a in batch.segment(i)],  # too_long: the first steps
                 "length": int(batch.length[i]),
                 "expanded": int(batch.expanded[i]),
             }

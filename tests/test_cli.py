@@ -298,3 +298,21 @@ def test_view_without_the_viewer_package_is_one_line(capsys, monkeypatch):
     assert err.startswith("goap: error: goap view needs the viewer package") and len(err.splitlines()) == 1
     code, out, _ = run(capsys, "--help")
     assert code == 0 and "view" in out
+
+
+@pytest.mark.parametrize("planner", ["reference", "warp"])
+def test_solve_too_long_prints_the_segment(capsys, files, planner):
+    domain_path, problems = files
+    code, out, err = run(capsys, "solve", domain_path, "--problems", problems, "--planner", planner,
+                         "--device", "cpu", "--max-plan-length", "2")
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    full = [json.loads(line) for line in run(capsys, "solve", domain_path, "--problems", problems)[1].splitlines()]
+    domain = load_domain(domain_path)
+    long = [(r, f) for r, f in zip(rows, full, strict=True) if r["status"] == "too_long"]
+    assert long
+    for r, f in long:
+        # The first max_plan_length steps of an optimal plan, with the whole plan's cost and length.
+        assert len(r["plan"]) == 2 < r["length"] == f["length"] and r["cost"] == f["cost"]
+        start = domain.state(next(p["start"] for p in PROBLEMS if p["id"] == r["id"]))
+        domain.replay(start, r["plan"])  # applicable step by step
