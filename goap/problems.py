@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from goap.domain import Domain, DomainError, Goal, show
-from goap.domain_file import MAX_NESTING, nesting_error, parse_error, read_text
+from goap.domain_file import MAX_FILE_BYTES, MAX_NESTING, decode_text, nesting_error, parse_error, read_text
 from goap.encoding import DomainTables, GoalTables
 
 
@@ -37,20 +37,28 @@ STDIN_NAME = "<stdin>"
 
 
 def load_problems(path: str | Path, tables: DomainTables) -> ProblemSet:
-    """Read and check a problem file; ``"-"`` reads standard input (a file named ``-`` is ``./-``)."""
+    """Read and check a problem file; ``"-"`` reads standard input (a file named ``-`` is ``./-``).
+
+    A problem file, like a domain file, is at most `MAX_FILE_BYTES`: no more than that is ever read, so that
+    ``--problems /dev/zero`` is refused at the limit instead of filling memory.
+    """
     if str(path) == "-":
         return parse_problems(read_stdin(), tables, file=STDIN_NAME)
     path = Path(path)
-    return parse_problems(read_text(path, limit=None), tables, file=str(path))
+    return parse_problems(read_text(path, MAX_FILE_BYTES), tables, file=str(path))
 
 
 def read_stdin() -> str:
-    """Standard input as UTF-8 text, or a DomainError naming it."""
+    """Standard input as UTF-8 text (at most `MAX_FILE_BYTES`), or a DomainError naming it."""
+    limit = MAX_FILE_BYTES
     try:
-        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
-        return data.decode("utf-8")
+        if hasattr(sys.stdin, "buffer"):
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            data = sys.stdin.read(limit + 1).encode("utf-8")
     except (OSError, UnicodeError, ValueError) as e:
         raise DomainError(f"cannot read: {e}", file=STDIN_NAME) from None
+    return decode_text(data, STDIN_NAME, limit)
 
 
 class _DuplicateKey(Exception):

@@ -64,11 +64,22 @@ def parse_sexpr(text: str, file: str | None = None) -> list[Expr | Sym]:
     return top
 
 
-def read_file(path: str) -> str:
+#: Largest PDDL file read, as for domain files: the read itself is bounded, so a device or FIFO cannot fill memory.
+MAX_PDDL_BYTES = 64 * 2**20
+
+
+def read_file(path: str, limit: int = MAX_PDDL_BYTES) -> str:
+    """A PDDL file's text (undecodable bytes replaced), reading at most ``limit + 1`` bytes."""
     try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
+        if Path(path).is_dir():
+            raise PddlError("cannot read the file: is a directory", file=path)
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
     except OSError as e:
         raise PddlError(f"cannot read the file: {e.strerror or e}", file=path) from None
+    if len(data) > limit:
+        raise PddlError(f"too large: more than {limit:,} bytes (the limit)", file=path)
+    return data.decode("utf-8", errors="replace")
 
 
 

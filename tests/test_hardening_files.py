@@ -1,0 +1,112 @@
+"""Input files of issue 19: reads bounded by the size limit, names PDDL does not allow, type cycles, numbers and
+names in domain files, start values in problem files, and time bounds.
+
+Every refusal is one `goap: error:` line naming the file (and the line where there is one), exit status 1, and
+no traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from goap import domain_file
+from goap.cli import main
+from goap.domain_file import MAX_FILE_BYTES, nesting_error
+
+INPUTS = Path(__file__).resolve().parent / "inputs"
+BASE = INPUTS / "base.toml"
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error(err: str) -> str:
+    lines = err.strip().split("\n")
+    assert len(lines) == 1 and lines[0].startswith("goap: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+# --- defect 3: reads bounded by the limit, nesting checked in constant memory ---------------------------------
+needs_dev_zero = pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+
+
+@needs_dev_zero
+def test_a_link_to_dev_zero_as_a_domain_is_refused_at_the_limit(capsys, tmp_path):
+    link = tmp_path / "zero.toml"
+    link.symlink_to("/dev/zero")
+    code, out, err = run(capsys, "validate", link)
+    assert code == 1 and out == ""
+    assert f"{link}: too large: more than {MAX_FILE_BYTES:,} bytes" in one_error(err)
+
+
+@needs_dev_zero
+def test_dev_zero_as_a_problem_file_is_refused_at_the_limit(capsys):
+    code, out, err = run(capsys, "solve", BASE, "--problems", "/dev/zero")
+    assert code == 1 and out == ""
+    assert f"/dev/zero: too large: more than {MAX_FILE_BYTES:,} bytes" in one_error(err)
+
+
+@needs_dev_zero
+def test_dev_zero_as_a_pddl_file_is_refused_at_the_limit(capsys, tmp_path):
+    from goap.pddl.reader import MAX_PDDL_BYTES
+
+    dom, prob = tmp_path / "domain.pddl", tmp_path / "task01.pddl"
+    dom.symlink_to("/dev/zero")
+    prob.symlink_to("/dev/zero")
+    code, out, err = run(capsys, "validate", dom, prob)
+    assert code == 1 and out == ""
+    assert f"too large: more than {MAX_PDDL_BYTES:,} bytes" in one_error(err)
+
+
+def test_a_file_one_byte_over_the_limit_is_refused_and_one_at_it_read(capsys, tmp_path, monkeypatch):
+    text = BASE.read_text(encoding="utf-8")
+    monkeypatch.setattr(domain_file, "MAX_FILE_BYTES", len(text.encode()))
+    at = tmp_path / "at.toml"
+    at.write_text(text, encoding="utf-8")
+    assert run(capsys, "validate", at)[0] == 0
+    over = tmp_path / "over.toml"
+    over.write_text(text + "\n", encoding="utf-8")
+    code, _, err = run(capsys, "validate", over)
+    assert code == 1 and "too large" in one_error(err)
+
+
+@pytest.mark.parametrize("fmt", ["toml", "json"])
+def test_nesting_check_memory_does_not_grow_with_a_long_string(fmt):
+    # The regex this replaced kept ~150 bytes of backtracking state per character of a string (300 MB for a
+    # 2 MB string): a 50 MB domain file ran out of memory in the check, before the parser saw it.
+    body = "x" * 2_000_000
+    text = f'name = "{body}"\n[facts]\na = ' + "[" * 40 if fmt == "toml" else f'{{"a": "{body}", "b": ' + "[" * 40
+    tracemalloc.start()
+    try:
+        line = nesting_error(text, fmt)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert line == (3 if fmt == "toml" else 1)
+    assert peak < 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "deep"),
+    [
+        ('a = "[[[[" # [[[[\nb = 1', "toml", False),
+        ("a = '''\n[[[[\n'''\nb = [[[[1]]]]", "toml", True),
+        ('a = """ \\""" [[[[ """\nb = 1', "toml", False),
+        ('{"a": "\\\\", "b": [[[[1]]]]}', "json", True),
+        ('{"a": "\\" [[[[ "}', "json", False),
+        ("a = 'x\\'\nb = [[[[1]]]]", "toml", True),
+    ],
+)
+def test_nesting_check_skips_strings_and_comments(text, fmt, deep):
+    assert (nesting_error(text, fmt, limit=3) is not None) is deep
