@@ -110,3 +110,66 @@ def test_nesting_check_memory_does_not_grow_with_a_long_string(fmt):
 )
 def test_nesting_check_skips_strings_and_comments(text, fmt, deep):
     assert (nesting_error(text, fmt, limit=3) is not None) is deep
+
+
+# --- defect 8 and the PDDL items of 9: names, types ------------------------------------------------------------
+DOMAIN = """(define (domain d)
+  (:requirements :strips :typing)
+  (:types {types})
+  (:predicates (at ?x - {ptype}) (link ?x ?y - thing))
+  (:action go :parameters (?x ?y - thing)
+    :precondition (link ?x ?y) :effect (at ?x)))
+"""
+PROBLEM = """(define (problem p) (:domain d)
+  (:objects {objects})
+  (:init (link a c))
+  (:goal (at a)))
+"""
+
+
+def pddl_pair(tmp_path: Path, types: str = "thing", ptype: str = "thing", objects: str = "a c - thing"):
+    dom, prob = tmp_path / "domain.pddl", tmp_path / "task01.pddl"
+    dom.write_text(DOMAIN.format(types=types, ptype=ptype), encoding="utf-8")
+    prob.write_text(PROBLEM.format(objects=objects), encoding="utf-8")
+    return dom, prob
+
+
+def test_the_pddl_pair_of_these_tests_is_valid(capsys, tmp_path):
+    assert run(capsys, "validate", *pddl_pair(tmp_path))[0] == 0
+
+
+def test_object_names_with_commas_are_refused_so_ground_names_cannot_collide(capsys, tmp_path):
+    # (go a,b c) and (go a b,c) would both be the ground action go(a,b,c).
+    dom, prob = pddl_pair(tmp_path, objects="a c - thing\n  a,b b,c - thing")
+    code, out, err = run(capsys, "validate", dom, prob)
+    assert code == 1 and out == ""
+    assert one_error(err).startswith(f"goap: error: {prob}:3: not a PDDL name: 'a,b' in the objects")
+
+
+@pytest.mark.parametrize(
+    ("types", "ptype", "line", "message"),
+    [
+        ("thing a - thing b - a a - b", "thing", 3, "type 'a': declared twice with different parents"),
+        ("thing a - b b - a", "thing", 3, "type cycle: "),
+        ("thing a - a", "thing", 3, "type cycle: a - a"),
+        ("thing " + " ".join(f"t{i} - t{(i + 1) % 50}" for i in range(50)), "thing", 3, "type cycle: "),
+        ("thing", "thingy", 4, "predicate 'at': unknown type 'thingy'"),
+        ("thing bad!name", "thing", 3, "not a PDDL name: 'bad!name'"),
+    ],
+)
+def test_bad_types_are_refused_with_file_and_line(capsys, tmp_path, types, ptype, line, message):
+    dom, prob = pddl_pair(tmp_path, types=types, ptype=ptype)
+    code, out, err = run(capsys, "validate", dom, prob)
+    assert code == 1 and out == ""
+    error = one_error(err)
+    assert error.startswith(f"goap: error: {dom}:{line}: ") and message in error
+
+
+def test_an_invalid_plan_exits_1_with_its_error_line(capsys, tmp_path, monkeypatch):
+    import goap.pddl.validate as validate
+
+    monkeypatch.setattr(validate, "validate_plan", lambda *a: validate.PlanCheck(False, None, 1, "step 1: made up"))
+    dom, prob = pddl_pair(tmp_path)
+    code, out, err = run(capsys, "solve", dom, prob, "--planner", "reference")
+    assert code == 1 and '"valid": false' in out
+    assert one_error(err) == f"goap: error: {prob}: the plan found is not valid: step 1: made up"

@@ -85,6 +85,9 @@ def solve(args: argparse.Namespace) -> int:
                    plan=[step_text(s) for s in steps], valid=check.valid)
         if not check.valid:
             row["invalid_reason"] = check.error
+            # The row says why on stdout; exit status 1 also says it on stderr, in the one error line every
+            # other failure gives.
+            print(f"goap: error: {args.problem}: the plan found is not valid: {check.error}", file=sys.stderr)
     sys.stdout.write(json.dumps(row) + "\n")
     sys.stdout.flush()
     if plan_file and row["plan"] is not None:
