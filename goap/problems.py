@@ -129,7 +129,7 @@ def parse_problems(text: str, tables: DomainTables, file: str = "<problems>") ->
         if not isinstance(start, Mapping):
             raise fail("'start' must be an object of fact: value", item)
         try:
-            state = domain.state(start)
+            state = domain.state(start, strict=True)
         except DomainError as e:
             raise fail(e.message, item) from None
         if "goal" not in obj:

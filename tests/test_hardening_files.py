@@ -173,3 +173,86 @@ def test_an_invalid_plan_exits_1_with_its_error_line(capsys, tmp_path, monkeypat
     code, out, err = run(capsys, "solve", dom, prob, "--planner", "reference")
     assert code == 1 and '"valid": false' in out
     assert one_error(err) == f"goap: error: {prob}: the plan found is not valid: step 1: made up"
+
+
+# --- the domain-file items of 9: numbers that are not what they show, names that print the same ---------------
+def domain_text(n_line: str = 'n = { type = "int", min = 0, max = 6 }', want: str = "a = true", extra: str = "") -> str:
+    return (
+        f'name = "t"\n\n[facts]\na = false\n{n_line}\n{extra}\n[actions.go]\ncost = 1\neffects = {{ a = true }}\n\n'
+        f"[goals.g]\npriority = 1\nwant = {{ {want} }}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("n_line", "want", "message"),
+    [
+        ('n = { type = "int", min = 0, max = 9007199254740993.0 }', "a = true", "needs integer 'min' and 'max'"),
+        ('n = { type = "int", min = -9007199254740993.0, max = 0 }', "a = true", "needs integer 'min' and 'max'"),
+        ('n = { type = "int", min = 0, max = 2000 }', 'n = ">= 1_000"', "cannot parse condition '>= 1_000'"),
+        ('n = { type = "int", min = 0, max = 20 }', 'n = "== \u0661\u0662"', "cannot parse condition"),
+        ('n = { type = "int", min = 0, max = 20 }', 'n = "\u0661"', "cannot parse condition"),
+    ],
+)
+def test_numbers_a_domain_file_does_not_show_exactly_are_refused(capsys, tmp_path, n_line, want, message):
+    path = tmp_path / "d.toml"
+    path.write_text(domain_text(n_line, want), encoding="utf-8")
+    code, out, err = run(capsys, "validate", path)
+    assert code == 1 and out == ""
+    error = one_error(err)
+    line = 5 if "min" in message else path.read_text(encoding="utf-8").split("\n").index(f"want = {{ {want} }}") + 1
+    assert error.startswith(f"goap: error: {path}:{line}: ") and message in error
+
+
+def test_exact_floats_and_plain_digits_still_read(capsys, tmp_path):
+    path = tmp_path / "d.toml"
+    path.write_text(domain_text('n = { type = "int", min = 0.0, max = 9007199254740991.0 }', 'n = ">= +12"'))
+    assert run(capsys, "validate", path)[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "line", "twin"),
+    [
+        ('"caf\u00e9" = false\n"cafe\u0301" = true', 7, "fact"),
+        ('e = { type = "enum", values = ["caf\u00e9", "cafe\u0301"] }', 6, "fact 'e'"),
+    ],
+)
+def test_names_that_differ_only_in_normalisation_are_refused(capsys, tmp_path, extra, line, twin):
+    path = tmp_path / "d.toml"
+    path.write_text(domain_text(extra=extra), encoding="utf-8")
+    code, out, err = run(capsys, "validate", path)
+    assert code == 1 and out == ""
+    error = one_error(err)
+    assert error.startswith(f"goap: error: {path}:{line}: {twin}") and "differ only in Unicode normalisation" in error
+
+
+def test_action_and_goal_names_that_differ_only_in_normalisation_are_refused():
+    from goap.domain import DomainError
+    from goap.domain_file import loads_domain
+
+    text = domain_text() + '\n[actions."caf\u00e9"]\ncost = 1\neffects = { a = true }\n'
+    text += '\n[actions."cafe\u0301"]\ncost = 1\neffects = { a = true }\n'
+    with pytest.raises(DomainError, match="normalisation") as exc:
+        loads_domain(text)
+    assert exc.value.line == text.split("\n").index('[actions."cafe\u0301"]') + 1
+
+
+# --- the problem-file items of 9: start values of the wrong JSON type ------------------------------------------
+@pytest.mark.parametrize(
+    ("start", "fact"),
+    [('{"n": "3"}', "n"), ('{"n": " 3 "}', "n"), ('{"n": 2.0}', "n"), ('{"n": true}', "n"),
+     ('{"a": "TRUE"}', "a"), ('{"a": "true"}', "a"), ('{"a": 1}', "a"), ('{"a": 2.0}', "a")],
+)
+def test_start_values_of_the_wrong_type_are_refused_with_file_line_and_fact(capsys, tmp_path, start, fact):
+    problems = tmp_path / "p.jsonl"
+    problems.write_text(f'{{"id": 1, "start": {{}}, "goal": "g"}}\n{{"id": "x", "start": {start}, "goal": "g"}}\n')
+    code, out, err = run(capsys, "solve", BASE, "--problems", problems, "--planner", "reference")
+    assert code == 1 and out == ""
+    error = one_error(err)
+    assert error.startswith(f"goap: error: {problems}:2: problem 'x': start value for ") and f"fact '{fact}'" in error
+
+
+def test_start_values_of_the_right_type_are_read(capsys, tmp_path):
+    problems = tmp_path / "p.jsonl"
+    problems.write_text('{"id": 1, "start": {"a": false, "n": 3}, "goal": "g"}\n')
+    code, out, _ = run(capsys, "solve", BASE, "--problems", problems, "--planner", "reference")
+    assert code == 0 and '"status": "ok"' in out
