@@ -256,3 +256,70 @@ def test_start_values_of_the_right_type_are_read(capsys, tmp_path):
     problems.write_text('{"id": 1, "start": {"a": false, "n": 3}, "goal": "g"}\n')
     code, out, _ = run(capsys, "solve", BASE, "--problems", problems, "--planner", "reference")
     assert code == 0 and '"status": "ok"' in out
+
+
+# --- defect 10: validation linear in the domain's size -----------------------------------------------------------
+def reversed_chain(n: int):
+    """Action i needs fact i+1 and makes fact i; only fact n starts true, and the actions are listed in the order
+    that lets a round-by-round fixpoint apply one new action per pass over all of them (n passes of n)."""
+    from goap.domain import DomainBuilder
+
+    b = DomainBuilder("chain")
+    for i in range(n + 1):
+        b.bool(f"f{i}", default=i == n)
+    for i in range(n):
+        b.action(f"a{i}", cost=1, pre={f"f{i + 1}": True}, effects={f"f{i}": True})
+    b.goal("g", {"f0": True})
+    return b.build()
+
+
+def test_reachability_looks_at_each_action_a_bounded_number_of_times(monkeypatch):
+    from goap import analysis
+
+    calls = 0
+    can_hold = analysis._Values.can_hold
+
+    def counted(self, c):
+        nonlocal calls
+        calls += 1
+        return can_hold(self, c)
+
+    monkeypatch.setattr(analysis._Values, "can_hold", counted)
+    n = 2000
+    report = analysis.check_domain(reversed_chain(n))
+    assert report.never_applicable == [] and report.unreachable_goals == []
+    assert calls <= 3 * n + 10  # the pass-by-pass fixpoint this replaced made about n * n / 2 = 2,000,000
+
+
+def _fixpoint_by_rounds(domain, start):
+    """The plain fixpoint: pass over every action until nothing changes (the oracle of the worklist)."""
+    from goap.analysis import _Values
+
+    fi = {f.name: i for i, f in enumerate(domain.facts)}
+    values = [_Values(f.kind, v) for f, v in zip(domain.facts, start, strict=True)]
+    applied = [False] * len(domain.actions)
+    changed = True
+    while changed:
+        changed = False
+        for a, action in enumerate(domain.actions):
+            if all(values[fi[c.fact]].can_hold(c) for c in action.pre):
+                changed |= not applied[a]
+                applied[a] = True
+                for e in action.effects:
+                    f = domain.facts[fi[e.fact]]
+                    changed |= values[fi[e.fact]].add(e.value if e.op == "=" else f.max if e.op == "+=" else f.min)
+    return [a.name for a, ok in zip(domain.actions, applied, strict=True) if not ok]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_reachability_worklist_matches_the_plain_fixpoint(seed):
+    import random
+
+    from goap.analysis import check_domain
+    from goap.bench.random_domains import random_domain
+
+    domain = random_domain(seed, n_facts=8 + seed % 9, chain=2 + seed % 4)
+    rng = random.Random(seed)
+    # Mostly minimal starts, from which many actions never apply (about 230 over the 40 seeds).
+    start = tuple(f.min if rng.random() < 0.7 else f.max for f in domain.facts)
+    assert check_domain(domain, start).never_applicable == _fixpoint_by_rounds(domain, start)
