@@ -323,3 +323,26 @@ def test_reachability_worklist_matches_the_plain_fixpoint(seed):
     # Mostly minimal starts, from which many actions never apply (about 230 over the 40 seeds).
     start = tuple(f.min if rng.random() < 0.7 else f.max for f in domain.facts)
     assert check_domain(domain, start).never_applicable == _fixpoint_by_rounds(domain, start)
+
+
+def test_goal_achievers_are_looked_for_only_among_the_actions_that_change_the_fact(monkeypatch):
+    from goap import encoding
+    from goap.domain import Goal
+
+    calls = 0
+    achieves = encoding.achieves
+
+    def counted(action, c):
+        nonlocal calls
+        calls += 1
+        return achieves(action, c)
+
+    monkeypatch.setattr(encoding, "achieves", counted)
+    n = 2000
+    domain = reversed_chain(n)
+    tables = encoding.encode(domain)
+    calls = 0
+    goal = Goal("many", want=tuple(domain.conditions({f"f{i}": True for i in range(0, n, 10)})), priority=0.0)
+    table = tables.encode_goals([goal])
+    assert calls == n // 10  # one changer per fact; the scan over every action made n * n / 10 = 400,000
+    assert list(table.achiever_action) == list(range(0, n, 10))
