@@ -346,3 +346,65 @@ def test_goal_achievers_are_looked_for_only_among_the_actions_that_change_the_fa
     table = tables.encode_goals([goal])
     assert calls == n // 10  # one changer per fact; the scan over every action made n * n / 10 = 400,000
     assert list(table.achiever_action) == list(range(0, n, 10))
+
+
+# --- defect 10: goap solve --time-limit ---------------------------------------------------------------------------
+class _SlowPlanner:
+    """Wraps a planner; plans whose goal index is in ``slow`` sleep far past any limit first."""
+
+    def __init__(self, inner, slow):
+        self.inner, self.slow, self.tables = inner, slow, inner.tables
+
+    def plan(self, states, goals, *args, **kwargs):
+        import time
+
+        if int(goals[0]) in self.slow:
+            time.sleep(60)
+        return self.inner.plan(states, goals, *args, **kwargs)
+
+
+def test_solve_time_limit_gives_timeout_rows_and_plans_the_rest(capsys, tmp_path, monkeypatch):
+    import json
+
+    import goap.planners as planners
+
+    make = planners.make_planner
+    monkeypatch.setattr(planners, "make_planner", lambda *a, **k: _SlowPlanner(make(*a, **k), slow={1}))
+    problems = tmp_path / "p.jsonl"
+    problems.write_text('{"id": 1, "goal": "g"}\n{"id": 2, "goal": {"n": ">= 2"}}\n{"id": 3, "goal": "g"}\n')
+    code, out, err = run(capsys, "solve", BASE, "--problems", problems, "--planner", "reference", "--time-limit", "0.2")
+    assert code == 0 and err == ""
+    rows = [json.loads(x) for x in out.splitlines()]
+    assert [r["status"] for r in rows] == ["ok", "timeout", "ok"]
+    assert rows[1] == {"id": 2, "status": "timeout", "cost": None, "plan": [], "length": 0, "expanded": None}
+    assert rows[0]["plan"] == ["go"] and rows[2]["plan"] == ["go"]
+
+
+def test_solve_time_limit_leaves_fast_problems_as_they_were(capsys, tmp_path):
+    problems = tmp_path / "p.jsonl"
+    problems.write_text('{"id": 1, "goal": "g"}\n{"id": 2, "start": {"a": true}, "goal": "g"}\n')
+    without = run(capsys, "solve", BASE, "--problems", problems, "--planner", "reference")
+    with_limit = run(capsys, "solve", BASE, "--problems", problems, "--planner", "reference", "--time-limit", "600")
+    assert without[0] == with_limit[0] == 0 and without[1] == with_limit[1]
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "nan", "inf", "x"])
+def test_solve_time_limit_must_be_a_positive_number(capsys, tmp_path, bad):
+    problems = tmp_path / "p.jsonl"
+    problems.write_text('{"id": 1, "goal": "g"}\n')
+    code, out, err = run(capsys, "solve", BASE, "--problems", problems, "--time-limit", bad)
+    assert code == 2 and out == "" and "--time-limit" in err and "Traceback" not in err
+
+
+def test_solve_time_limit_on_a_pddl_pair(capsys, tmp_path, monkeypatch):
+    import json
+
+    import goap.planners as planners
+
+    make = planners.make_planner
+    monkeypatch.setattr(planners, "make_planner", lambda *a, **k: _SlowPlanner(make(*a, **k), slow={0}))
+    dom, prob = pddl_pair(tmp_path)
+    code, out, err = run(capsys, "solve", dom, prob, "--planner", "reference", "--time-limit", "0.2")
+    assert code == 0 and err == ""
+    assert json.loads(out) == {"id": f"{tmp_path.name}/task01", "status": "timeout", "cost": None, "length": None,
+                               "plan": None}
