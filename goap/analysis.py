@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from goap.domain import BOOL, ENUM, Condition, Domain, State, achieves
+from goap.domain import BOOL, ENUM, Action, Condition, Domain, State, achieves
 
 
 @dataclass
@@ -81,34 +81,37 @@ def check_domain(domain: Domain, start: State | None = None, sensed: Iterable[st
             raise ValueError(f"sensed fact '{name}' is not a fact of domain '{domain.name}'")
         f = domain.facts[fi[name]]
         values[fi[name]].widen(f.min, f.max)
+    # A worklist, linear in the domain's size: values only grow, so a condition that can hold stays so, and an
+    # action becomes applicable at most once and adds its effects' values once. When a fact's values grow, only
+    # the actions with a precondition on that fact are looked at again.
+    watchers: list[list[int]] = [[] for _ in domain.facts]
+    for a, action in enumerate(domain.actions):
+        for i in {fi[c.fact] for c in action.pre}:
+            watchers[i].append(a)
     applied = [False] * len(domain.actions)
-    changed = True
-    # Every round that changes something applies a new action or adds one effect's value: that bounds the rounds.
-    rounds = 2 + len(domain.actions) + sum(len(a.effects) for a in domain.actions)
-    for _ in range(rounds):
-        if not changed:
-            break
-        changed = False
-        for a, action in enumerate(domain.actions):
-            if not all(values[fi[c.fact]].can_hold(c) for c in action.pre):
-                continue
-            if not applied[a]:
-                applied[a] = changed = True
-            for e in action.effects:
-                i = fi[e.fact]
-                fact, v = domain.facts[i], values[i]
-                if e.op == "=":
-                    changed |= v.add(e.value)
-                elif e.op == "+=":
-                    changed |= v.add(fact.max)
-                else:
-                    changed |= v.add(fact.min)
+    pending = list(range(len(domain.actions)))
+    while pending:
+        a = pending.pop()
+        action = domain.actions[a]
+        if applied[a] or not all(values[fi[c.fact]].can_hold(c) for c in action.pre):
+            continue
+        applied[a] = True
+        for e in action.effects:
+            i = fi[e.fact]
+            fact = domain.facts[i]
+            value = e.value if e.op == "=" else (fact.max if e.op == "+=" else fact.min)
+            if values[i].add(value):
+                pending.extend(b for b in watchers[i] if not applied[b])
     unreachable = [g.name for g in domain.goals if not all(values[fi[c.fact]].can_hold(c) for c in g.want)]
+    changers: dict[str, list[Action]] = {}  # fact -> the actions with an effect on it, for the achiever check
+    for action in domain.actions:
+        for f in {e.fact for e in action.effects}:
+            changers.setdefault(f, []).append(action)
     no_achiever = [
         (g.name, c.fact)
         for g in domain.goals
         for c in g.want
-        if not any(achieves(a, c) for a in domain.actions)
+        if not any(achieves(a, c) for a in changers.get(c.fact, ()))
     ]
     used = {c.fact for a in domain.actions for c in a.pre} | {e.fact for a in domain.actions for e in a.effects}
     used |= {c.fact for g in domain.goals for c in g.want}

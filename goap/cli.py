@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from goap.argtypes import check_output_file, non_negative_int, positive_int, random_seed
+from goap.argtypes import check_output_file, non_negative_int, positive_float, positive_int, random_seed
 from goap.domain import BOOL, ENUM, DomainError
 from goap.domain_file import load_domain
 from goap.launch import CaptureError
@@ -74,6 +74,8 @@ def _solve_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--max-nodes", type=positive_int, default=DEFAULT_MAX_NODES, help="states one search may store")
     s.add_argument("--max-plan-length", type=positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
     s.add_argument("--stats", action="store_true", help="print planning throughput as JSON, last line on stderr")
+    s.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
+                   help="seconds per problem; past it a problem's status is timeout (as in goap bench)")
 
 
 def _run_arguments(r: argparse.ArgumentParser) -> None:
@@ -291,7 +293,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from goap.encoding import encode
     from goap.pddl import commands as pddl_commands
     from goap.planners import make_planner
-    from goap.problems import load_problems, result_rows
+    from goap.problems import load_problems, solve_problems
 
     if pddl_commands.is_pddl(args.domain):
         args.planner = args.planner or "warp"
@@ -308,9 +310,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if hasattr(planner, "load"):
         planner.load()  # compile or load kernels before the clock starts
     t0 = time.perf_counter()
-    batch = planner.plan(problems.states, problems.goals, goal_table=problems.goal_table)
+    rows = solve_problems(planner, problems, domain, args.time_limit)
     seconds = time.perf_counter() - t0
-    text = "".join(json.dumps(row) + "\n" for row in result_rows(problems, batch, domain))
+    text = "".join(json.dumps(row) + "\n" for row in rows)
     sys.stdout.write(text)
     sys.stdout.flush()
     if args.stats:

@@ -201,13 +201,21 @@ class Domain:
     def default_state(self) -> State:
         return tuple(f.default for f in self.facts)
 
-    def state(self, values: Mapping[str, Any] | None = None) -> State:
-        """A state from ``{fact: literal}``; facts not named take their default."""
+    def state(self, values: Mapping[str, Any] | None = None, strict: bool = False) -> State:
+        """A state from ``{fact: literal}``; facts not named take their default.
+
+        ``strict`` (problem files): each value must have its fact's own JSON type, true or false for a bool,
+        an integer for an int, a label for an enum; ``"3"``, ``2.0`` or ``"TRUE"`` are refused rather than read
+        as something they only resemble.
+        """
         out = list(self.default_state())
         for name, raw in (values or {}).items():
             if name not in self._fact_index:
                 raise DomainError(f"unknown fact {_show(name)}", item="start")
             fact = self.facts[self._fact_index[name]]
+            if strict and not _has_type(fact, raw):
+                want = {BOOL: "true or false", INT: "an integer", ENUM: "a label (a string)"}[fact.kind]
+                raise DomainError(f"start value for {fact.kind} fact '{fact.name}' must be {want}, got {_show(raw)}")
             try:
                 out[self._fact_index[name]] = fact.parse_value(raw)
             except ValueError as e:
@@ -282,12 +290,16 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
     if not isinstance(facts_spec, Mapping) or not facts_spec:
         raise fail("'facts' must be a non-empty table", None, ("facts",))
     facts = []
+    forms = _NormalForms()
     for fname, fspec in facts_spec.items():
         item = _item("fact", fname)
         try:
             facts.append(_parse_fact(fname, fspec))
         except ValueError as e:
             raise fail(str(e), item, ("facts", fname)) from None
+        other = forms.twin(fname)
+        if other is not None:
+            raise fail(_twin_error(fname, other), item, ("facts", fname))
     skeleton = Domain(name=name, facts=tuple(facts), actions=(), goals=())
 
     actions = []
@@ -303,11 +315,15 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
             f"need at least {table_bytes / 2**20:,.0f} MiB of tables (at most {MAX_TABLE_BYTES // 2**20:,} MiB)",
             None, ("actions",),
         )
+    forms = _NormalForms()
     for aname, aspec in actions_spec.items():
         item = _item("action", aname)
         problem = name_error(aname)
         if problem:
             raise fail(problem, item, ("actions", aname))
+        other = forms.twin(aname)
+        if other is not None:
+            raise fail(_twin_error(aname, other), item, ("actions", aname))
         if not isinstance(aspec, Mapping):
             raise fail("an action must be a table with cost, pre and effects", item, ("actions", aname))
         extra = set(aspec) - {"cost", "pre", "effects"}
@@ -335,11 +351,15 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
     goals = []
     if not isinstance(goals_spec, Mapping):
         raise fail("'goals' must be a table of goals", None, ("goals",))
+    forms = _NormalForms()
     for gname, gspec in goals_spec.items():
         item = _item("goal", gname)
         problem = name_error(gname)
         if problem:
             raise fail(problem, item, ("goals", gname))
+        other = forms.twin(gname)
+        if other is not None:
+            raise fail(_twin_error(gname, other), item, ("goals", gname))
         if not isinstance(gspec, Mapping):
             raise fail("a goal must be a table with priority and want", item, ("goals", gname))
         extra = set(gspec) - {"priority", "want"}
@@ -475,19 +495,53 @@ def show(raw: Any, limit: int = 60) -> str:
 _show = show
 
 
+#: An integer as a domain file writes one in a string (``">= 12"``): ASCII digits only. Python's ``int()`` also
+#: reads ``"1_000"`` and other scripts' digits (``"١٢"``), which would make a condition mean a number it does not
+#: show.
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+
+
 def _as_int(raw: Any) -> int | None:
+    """``raw`` as an exact integer, or None: a float only when it is integral and below 2**53 in magnitude (from
+    2**53 on, floats skip integers: the parser has already rounded ``9007199254740993.0`` to 2**53, so 2**53
+    itself may stand for another number), a string only of ASCII digits with an optional sign."""
     if isinstance(raw, bool):
         return None
     if isinstance(raw, int):
         return raw
-    if isinstance(raw, float) and raw.is_integer():
+    if isinstance(raw, float) and raw.is_integer() and abs(raw) < 2**53:
         return int(raw)
     if isinstance(raw, str):
-        try:
-            return int(raw.strip())
-        except ValueError:
-            return None
+        text = raw.strip()
+        return int(text) if _INT_TEXT.fullmatch(text) else None
     return None
+
+
+def _has_type(fact: Fact, raw: Any) -> bool:
+    """Whether ``raw`` has the JSON type of ``fact``'s values (bool, integer, string label)."""
+    if fact.kind == BOOL:
+        return isinstance(raw, bool)
+    if fact.kind == INT:
+        return isinstance(raw, int) and not isinstance(raw, bool)
+    return isinstance(raw, str)
+
+
+class _NormalForms:
+    """Names seen so far by their NFC form: two names that differ only in Unicode normalisation (NFC ``é`` and
+    NFD ``e`` + U+0301) print the same, so a domain holding both would have two things no one can tell apart."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, str] = {}
+
+    def twin(self, name: str) -> str | None:
+        """The earlier name that prints as ``name`` but is not it, if any; records ``name``."""
+        key = unicodedata.normalize("NFC", name)
+        other = self.seen.setdefault(key, name)
+        return other if other != name else None
+
+
+def _twin_error(name: str, other: str) -> str:
+    return f"{ascii(name)} and {ascii(other)} differ only in Unicode normalisation (NFC / NFD): rename one"
 
 
 def _item(kind: str, name: Any) -> str:
@@ -540,6 +594,11 @@ def _parse_fact(name: str, spec: Any) -> Fact:
             raise ValueError("an enum fact needs 'values', a list of at least two strings")
         if len(set(labels)) != len(labels):
             raise ValueError("enum values must be distinct")
+        forms = _NormalForms()
+        for label in labels:
+            other = forms.twin(label)
+            if other is not None:
+                raise ValueError(f"enum values {_twin_error(label, other)}")
         for label in labels:
             problem = name_error(label)
             if problem or label[0] in "<>!=":

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,23 +37,35 @@ MAX_FILE_BYTES = 64 * 2**20
 
 
 def read_text(path: Path, limit: int | None = MAX_FILE_BYTES) -> str:
-    """A UTF-8 text file of at most ``limit`` bytes (None: any size), or a DomainError naming it."""
+    """A UTF-8 text file of at most ``limit`` bytes (None: any size), or a DomainError naming it.
+
+    At most ``limit + 1`` bytes are ever read, whatever the file is: a size from ``stat`` says nothing about a
+    device (``/dev/zero``), a FIFO or a link to one, so the read itself is what is bounded.
+    """
     try:
         if path.is_dir():
             raise DomainError("is a directory, not a file", file=str(path))
-        if limit is not None and path.is_file() and path.stat().st_size > limit:
-            size = path.stat().st_size
-            raise DomainError(f"too large: {size:,} bytes (at most {limit:,})", file=str(path))
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size if stat.S_ISREG(os.fstat(f.fileno()).st_mode) else None
+            if limit is not None and size is not None and size > limit:
+                raise DomainError(f"too large: {size:,} bytes (at most {limit:,})", file=str(path))
+            data = f.read(-1 if limit is None else limit + 1)
     except FileNotFoundError:
         raise DomainError("no such file", file=str(path)) from None
     except OSError as e:
         raise DomainError(f"cannot read: {e.strerror or e}", file=str(path)) from None
+    return decode_text(data, str(path), limit)
+
+
+def decode_text(data: bytes, file: str, limit: int | None = MAX_FILE_BYTES) -> str:
+    """``data`` (read with `read_text`'s cap) as UTF-8, or a DomainError naming ``file`` and the line."""
+    if limit is not None and len(data) > limit:
+        raise DomainError(f"too large: more than {limit:,} bytes (the limit)", file=file)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
-        raise DomainError(f"not UTF-8 text (byte {data[e.start]:#04x})", file=str(path), line=line) from None
+        raise DomainError(f"not UTF-8 text (byte {data[e.start]:#04x})", file=file, line=line) from None
 
 
 def loads_domain(text: str, fmt: str = "toml", file: str = "<string>") -> Domain:
@@ -176,29 +190,66 @@ def _toml_value(value: Any) -> str:
 #: Checked before parsing, because the parsers recurse once per level and fail with a RecursionError.
 MAX_NESTING = 32
 
-# Tokens that open or close a level, and the strings and comments whose brackets do not count. Unterminated
-# strings run to the end of the line (or text), so that every scan is linear; the parser reports them itself.
-_TOML_TOKENS = re.compile(
-    r'"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)|\'\'\'.*?(?:\'\'\'|\Z)|"(?:[^"\\\n]|\\.)*(?:"|$)|\'[^\'\n]*(?:\'|$)'
-    r"|#[^\n]*|[\[\]{}]",
-    re.S | re.M,
-)
-_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[\]{}]', re.S)
+# The characters a nesting scan stops at: brackets, and the openers of strings and comments (whose brackets do
+# not count). A character class has no backtracking, so the scan's memory is constant whatever the text holds.
+_TOML_STOPS = re.compile(r"[\[\]{}\"'#]")
+_JSON_STOPS = re.compile(r'[\[\]{}"]')
 _LONG_INT = re.compile(r"0[xX][0-9a-fA-F_]{4300,}|[0-9][0-9_]{4300,}")
 
 
 def nesting_error(text: str, fmt: str, limit: int = MAX_NESTING) -> int | None:
-    """The 1-based line where ``text`` (TOML or JSON) first nests deeper than ``limit`` levels; None if never."""
-    depth = 0
-    for m in (_TOML_TOKENS if fmt == "toml" else _JSON_TOKENS).finditer(text):
-        token = m.group()
-        if token == "[" or token == "{":
+    """The 1-based line where ``text`` (TOML or JSON) first nests deeper than ``limit`` levels; None if never.
+
+    A linear scan that jumps over strings and comments with ``str.find``; unterminated strings run to the end
+    of the line (or text), and the parser reports them itself.
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return None
+    stops = _TOML_STOPS if fmt == "toml" else _JSON_STOPS
+    depth, pos, n = 0, 0, len(text)
+    while pos < n:
+        m = stops.search(text, pos)
+        if m is None:
+            return None
+        i = m.start()
+        ch = text[i]
+        if ch == "[" or ch == "{":
             depth += 1
             if depth > limit:
-                return text.count("\n", 0, m.start()) + 1
-        elif token == "]" or token == "}":
+                return text.count("\n", 0, i) + 1
+            pos = i + 1
+        elif ch == "]" or ch == "}":
             depth = max(0, depth - 1)
+            pos = i + 1
+        elif ch == "#":
+            end = text.find("\n", i)
+            pos = n if end < 0 else end + 1
+        elif fmt == "json":
+            pos = _string_end(text, i + 1, '"', escapes=True, multiline=True)
+        elif text.startswith(ch * 3, i):
+            pos = _string_end(text, i + 3, ch * 3, escapes=ch == '"', multiline=True)
+        else:
+            pos = _string_end(text, i + 1, ch, escapes=ch == '"', multiline=False)
     return None
+
+
+def _string_end(text: str, pos: int, quote: str, escapes: bool, multiline: bool) -> int:
+    """The index just past the string starting at ``pos`` (after its opening quote) and closed by ``quote``."""
+    n = len(text)
+    limit = n
+    if not multiline:
+        newline = text.find("\n", pos)
+        limit = n if newline < 0 else newline
+    while True:
+        j = text.find(quote, pos, limit)
+        if j < 0:
+            return limit
+        k = j
+        while escapes and k > pos and text[k - 1] == "\\":
+            k -= 1
+        if (j - k) % 2 == 0:  # an even run of backslashes before the quote escapes nothing
+            return j + len(quote)
+        pos = j + 1
 
 
 def _long_int_line(text: str) -> int | None:
@@ -337,5 +388,5 @@ class _Locator:
         return text
 
 
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_JSON_TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[{}\[\]]')
 _JSON_COLON = re.compile(r"\s*:")

@@ -346,12 +346,16 @@ def encode_goals(domain: Domain, layout: Layout, goals: Sequence[Goal]) -> GoalT
     mask = np.zeros((G, W), dtype=np.uint64)
     value = np.zeros((G, W), dtype=np.uint64)
     int_rows, atom_rows, achiever_rows, max_achieved = [], [], [], []
+    changers: dict[str, list[int]] = {}  # fact -> the actions with an effect on it, in order: only they can achieve
+    for a, action in enumerate(domain.actions):
+        for f in dict.fromkeys(e.fact for e in action.effects):
+            changers.setdefault(f, []).append(a)
     for g, goal in enumerate(goals):
         int_rows.append(_fold_conditions(domain, layout, goal.want, mask[g], value[g]))
         atom_rows.append([_cond_item(domain, layout, c) for c in goal.want])
         per_action = np.zeros(len(domain.actions), dtype=np.int32)
         for c in goal.want:
-            row = [a for a, action in enumerate(domain.actions) if achieves(action, c)]
+            row = [a for a in changers.get(c.fact, ()) if achieves(domain.actions[a], c)]
             achiever_rows.append(row)
             per_action[row] += 1
         max_achieved.append(int(per_action.max(initial=0)))

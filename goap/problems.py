@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 import sys
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from goap.domain import Domain, DomainError, Goal, show
-from goap.domain_file import MAX_NESTING, nesting_error, parse_error, read_text
+from goap.domain_file import MAX_FILE_BYTES, MAX_NESTING, decode_text, nesting_error, parse_error, read_text
 from goap.encoding import DomainTables, GoalTables
 
 
@@ -37,20 +41,28 @@ STDIN_NAME = "<stdin>"
 
 
 def load_problems(path: str | Path, tables: DomainTables) -> ProblemSet:
-    """Read and check a problem file; ``"-"`` reads standard input (a file named ``-`` is ``./-``)."""
+    """Read and check a problem file; ``"-"`` reads standard input (a file named ``-`` is ``./-``).
+
+    A problem file, like a domain file, is at most `MAX_FILE_BYTES`: no more than that is ever read, so that
+    ``--problems /dev/zero`` is refused at the limit instead of filling memory.
+    """
     if str(path) == "-":
         return parse_problems(read_stdin(), tables, file=STDIN_NAME)
     path = Path(path)
-    return parse_problems(read_text(path, limit=None), tables, file=str(path))
+    return parse_problems(read_text(path, MAX_FILE_BYTES), tables, file=str(path))
 
 
 def read_stdin() -> str:
-    """Standard input as UTF-8 text, or a DomainError naming it."""
+    """Standard input as UTF-8 text (at most `MAX_FILE_BYTES`), or a DomainError naming it."""
+    limit = MAX_FILE_BYTES
     try:
-        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
-        return data.decode("utf-8")
+        if hasattr(sys.stdin, "buffer"):
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            data = sys.stdin.read(limit + 1).encode("utf-8")
     except (OSError, UnicodeError, ValueError) as e:
         raise DomainError(f"cannot read: {e}", file=STDIN_NAME) from None
+    return decode_text(data, STDIN_NAME, limit)
 
 
 class _DuplicateKey(Exception):
@@ -121,7 +133,7 @@ def parse_problems(text: str, tables: DomainTables, file: str = "<problems>") ->
         if not isinstance(start, Mapping):
             raise fail("'start' must be an object of fact: value", item)
         try:
-            state = domain.state(start)
+            state = domain.state(start, strict=True)
         except DomainError as e:
             raise fail(e.message, item) from None
         if "goal" not in obj:
@@ -174,3 +186,60 @@ def result_rows(problems: ProblemSet, batch: Any, domain: Domain) -> list[dict[s
             }
         )
     return rows
+
+
+#: The status of a problem whose planning ran past ``--time-limit`` (as in goap bench's rows).
+TIMEOUT = "timeout"
+
+
+def solve_problems(planner: Any, problems: ProblemSet, domain: Domain, time_limit: float | None = None) -> list[dict]:
+    """Plan every problem and give `result_rows`; with ``time_limit`` (seconds), each problem is planned alone and
+    one that runs past it is a ``timeout`` row.
+
+    The reference planner is interrupted at the limit (SIGALRM, in the main thread); a Warp search is one launch
+    that cannot be stopped, so one that ends after the limit is reported as ``timeout`` all the same, its real
+    outcome kept in ``late_status``, as goap bench does.
+    """
+    if time_limit is None:
+        return result_rows(problems, planner.plan(problems.states, problems.goals, goal_table=problems.goal_table),
+                           domain)
+    rows = []
+    for i, pid in enumerate(problems.ids):
+        one = ProblemSet(ids=[pid], values=problems.values[i : i + 1], states=problems.states[i : i + 1],
+                         goals=problems.goals[i : i + 1], goal_table=problems.goal_table)
+        t0 = time.perf_counter()
+        try:
+            with deadline(time_limit):
+                batch = planner.plan(one.states, one.goals, goal_table=one.goal_table)
+        except TimeUp:
+            rows.append({"id": pid, "status": TIMEOUT, "cost": None, "plan": [], "length": 0, "expanded": None})
+            continue
+        row = result_rows(one, batch, domain)[0]
+        if time.perf_counter() - t0 > time_limit:
+            row["late_status"], row["status"] = row["status"], TIMEOUT
+        rows.append(row)
+    return rows
+
+
+class TimeUp(Exception):
+    """Raised by `deadline` when its time is up."""
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Raise TimeUp in this thread after ``seconds``; a no-op where SIGALRM cannot be used (off the main thread,
+    or without setitimer), where the time is compared afterwards instead."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise TimeUp
+
+    old = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)

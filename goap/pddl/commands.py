@@ -10,6 +10,7 @@ folded away and the domain checks' warnings. ``solve`` plans it with a goap plan
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -53,6 +54,7 @@ def solve(args: argparse.Namespace) -> int:
     from goap.pddl.validate import goap_step, step_text, validate_plan
     from goap.planners import make_planner
     from goap.planners.base import PDDL_HEURISTIC, Status
+    from goap.problems import TIMEOUT, TimeUp, deadline
 
     if getattr(args, "problems", None):
         raise ValueError("--problems is for goap domain files; a PDDL task is its own problem: "
@@ -73,9 +75,21 @@ def solve(args: argparse.Namespace) -> int:
         planner = make_planner(args.planner, task.domain, **options)
     if hasattr(planner, "load"):
         planner.load()
+    time_limit = getattr(args, "time_limit", None)
     t0 = time.perf_counter()
-    batch = planner.plan(planner.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
+    try:
+        with deadline(time_limit) if time_limit else contextlib.nullcontext():
+            batch = planner.plan(planner.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
+    except TimeUp:
+        batch = None
     seconds = time.perf_counter() - t0
+    if batch is None or (time_limit and seconds > time_limit):
+        row = {"id": task.name, "status": TIMEOUT, "cost": None, "length": None, "plan": None}
+        if batch is not None:
+            row["late_status"] = Status(int(batch.status[0])).label
+        sys.stdout.write(json.dumps(row) + "\n")
+        sys.stdout.flush()
+        return 0
     status = Status(int(batch.status[0]))
     row: dict[str, Any] = {"id": task.name, "status": status.label, "cost": None, "length": None, "plan": None}
     if status in (Status.OK, Status.SATISFIED):
@@ -85,6 +99,9 @@ def solve(args: argparse.Namespace) -> int:
                    plan=[step_text(s) for s in steps], valid=check.valid)
         if not check.valid:
             row["invalid_reason"] = check.error
+            # The row says why on stdout; exit status 1 also says it on stderr, in the one error line every
+            # other failure gives.
+            print(f"goap: error: {args.problem}: the plan found is not valid: {check.error}", file=sys.stderr)
     sys.stdout.write(json.dumps(row) + "\n")
     sys.stdout.flush()
     if plan_file and row["plan"] is not None:

@@ -85,6 +85,8 @@ def read_domain(text: str, file: str) -> LiftedDomain:
     r = Reader(file)
     name, sections, _ = r.define(parse_sexpr(text, file), "domain")
     lifted = LiftedDomain(str(name), set(), {"object": None}, {}, {}, {}, [], file=file)
+    declared: dict[str, Sym] = {}  # each type as first written in :types, for the line of an error
+    typed_by: list[tuple[str, Any, str]] = []  # (type, where, item) of predicate arguments and constants
     for sec in sections:
         sec = r.expect_list(sec, "a domain section", sec)
         head = sec[0] if sec else None
@@ -98,6 +100,12 @@ def read_domain(text: str, file: str) -> LiftedDomain:
                     raise r.fail("(either ...) is not allowed as a parent type", t, item=f"type '{t}'")
                 if t == "object":
                     continue
+                if str(t) in declared and lifted.parents[str(t)] != parents[0]:
+                    raise r.fail(
+                        f"declared twice with different parents (first at line {declared[str(t)].line})",
+                        t, item=f"type '{t}'",
+                    )
+                declared.setdefault(str(t), t)
                 lifted.parents[str(t)] = parents[0]
             for parent in list(lifted.parents.values()):
                 if parent is not None and parent not in lifted.parents:
@@ -105,6 +113,7 @@ def read_domain(text: str, file: str) -> LiftedDomain:
         elif head == ":constants":
             for obj, types in r.typed_list(list(sec[1:]), sec, "constants"):
                 lifted.constants[str(obj)] = _object_type(r, obj, types)
+                typed_by.append((lifted.constants[str(obj)], obj, f"constant '{obj}'"))
         elif head == ":predicates":
             for p in sec[1:]:
                 p = r.expect_list(p, "a predicate", sec)
@@ -113,6 +122,7 @@ def read_domain(text: str, file: str) -> LiftedDomain:
                     raise r.fail("duplicate predicate", p, item=f"predicate '{pname}'")
                 args = r.typed_list(list(p[1:]), p, f"predicate '{pname}'")
                 lifted.predicates[str(pname)] = tuple(types for _, types in args)
+                typed_by.extend((t, v, f"predicate '{pname}'") for v, types in args for t in types)
         elif head == ":functions":
             _read_functions(r, lifted, sec)
         elif head == ":action":
@@ -121,12 +131,32 @@ def read_domain(text: str, file: str) -> LiftedDomain:
             raise r.fail(f"unsupported construct: {_REJECTED_SECTIONS[head]} ({head})", sec)
         else:
             raise r.fail(f"unknown or unsupported domain section {head}", sec)
+    _check_type_tree(r, lifted, declared)
+    for t, where, item in typed_by:  # checked after every section, so that :types may come after its users
+        _check_type(r, lifted, t, where, item)
     seen: dict[str, int] = {}
     for s in lifted.schemas:
         if s.name in seen:
             raise r.fail(f"duplicate action name (first defined at line {seen[s.name]})", s, item=f"action '{s.name}'")
         seen[s.name] = s.line
     return lifted
+
+
+def _check_type_tree(r: Reader, lifted: LiftedDomain, declared: dict[str, Sym]) -> None:
+    """Refuse a type that is its own ancestor (``a - b b - a``, ``a - a``): its objects would have no root type,
+    and walking up from it would never reach ``object``."""
+    done: set[str] = {"object"}
+    for start in lifted.parents:
+        path: list[str] = []
+        t: str | None = start
+        while t is not None and t not in done:
+            if t in path:
+                cycle = path[path.index(t):] + [t]
+                at = declared.get(t)
+                raise r.fail(f"type cycle: {' - '.join(cycle)}", at, item=f"type '{t}'")
+            path.append(t)
+            t = lifted.parents.get(t)
+        done.update(path)
 
 
 def _read_functions(r: Reader, lifted: LiftedDomain, sec: Expr) -> None:

@@ -36,6 +36,9 @@ class Expr(list):
         self.line = line
 
 
+#: A PDDL name (lower-cased as read): a letter, then letters, digits, '-' and '_' (PDDL 3.1's <name>).
+_NAME = re.compile(r"[a-z][a-z0-9_-]*\Z")
+
 _TOKEN = re.compile(r"\s+|;[^\n]*|\(|\)|[^\s();]+")
 
 
@@ -64,11 +67,22 @@ def parse_sexpr(text: str, file: str | None = None) -> list[Expr | Sym]:
     return top
 
 
-def read_file(path: str) -> str:
+#: Largest PDDL file read, as for domain files: the read itself is bounded, so a device or FIFO cannot fill memory.
+MAX_PDDL_BYTES = 64 * 2**20
+
+
+def read_file(path: str, limit: int = MAX_PDDL_BYTES) -> str:
+    """A PDDL file's text (undecodable bytes replaced), reading at most ``limit + 1`` bytes."""
     try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
+        if Path(path).is_dir():
+            raise PddlError("cannot read the file: is a directory", file=path)
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
     except OSError as e:
         raise PddlError(f"cannot read the file: {e.strerror or e}", file=path) from None
+    if len(data) > limit:
+        raise PddlError(f"too large: more than {limit:,} bytes (the limit)", file=path)
+    return data.decode("utf-8", errors="replace")
 
 
 
@@ -90,6 +104,18 @@ class Reader:
     def expect_name(self, x: Any, what: str, where: Any) -> Sym:
         if not isinstance(x, Sym) or x.startswith(("?", ":")):
             raise self.fail(f"syntax error: expected {what}, got {show(x)}", x if isinstance(x, Sym) else where)
+        return self.check_name(x, what)
+
+    def check_name(self, x: Sym, what: str) -> Sym:
+        """``x`` if it is a PDDL name (or ``?`` and one, for a variable); PddlError at its line otherwise.
+
+        Ground names join a symbol and its arguments with commas (``stack(a,b)``), so a character outside
+        PDDL's names, such as a comma, could make two different ground atoms or actions one name.
+        """
+        if not _NAME.match(x[1:] if x.startswith("?") else x):
+            raise self.fail(
+                f"not a PDDL name: {show(x)} in {what} (a name is a letter followed by letters, digits, '-' or '_')", x
+            )
         return x
 
     def define(self, top: list[Expr | Sym], kind: str) -> tuple[Sym, list[Any], Expr]:
@@ -127,7 +153,7 @@ class Reader:
             if not isinstance(x, Sym):
                 at = x if hasattr(x, "line") else where
                 raise self.fail(f"syntax error: unexpected {show(x)} in the {what}", at)
-            pending.append(x)
+            pending.append(self.check_name(x, f"the {what}"))
             i += 1
         out.extend((p, ("object",)) for p in pending)
         return out
