@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 import math
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -193,8 +194,15 @@ class UtilityModel(nn.Module):
             raise ValueError(f"{path}: no such model file" if not path.exists() else f"{path}: not a model file")
         try:
             data = torch.load(path, map_location="cpu", weights_only=True)
+        except pickle.UnpicklingError:  # torch's own message is several lines of advice about weights_only
+            raise ValueError(
+                f"{path}: refused: it holds Python objects other than tensors and plain values (a pickle that could "
+                "run code), which a utility model file never does"
+            ) from None
         except Exception as e:  # a damaged file can fail in many ways inside torch, zipfile or pickle
-            raise ValueError(f"{path}: not a readable utility model file ({type(e).__name__}: {e})") from None
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            raise ValueError(f"{path}: not a readable utility model file ({type(e).__name__}: {show(first, 200)})"
+                             ) from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError(f"{path}: not a utility model file (no '{FORMAT}' header)")
         if data.get("version") != FORMAT_VERSION:
