@@ -44,7 +44,7 @@ def output_kind(path: str | Path) -> str:
         return "stream"
     try:
         mode = os.stat(path).st_mode  # follows symbolic links: the link's target is what gets written
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a new file (in a folder that may not be there: said later)
         return "file"
     if stat.S_ISREG(mode):
         return "file"
