@@ -19,7 +19,7 @@ from pathlib import Path
 # ``/dev/stdout``, ``/dev/fd/3``, ``/proc/self/fd/3``: the caller means an open descriptor, whatever it is (a pipe,
 # a terminal, a socket, or a file the shell opened for appending), so it is written at its current offset rather
 # than opened again by name (which would truncate a redirected file, and fails for a socket).
-_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+_STREAMS = {"/dev/stdout": 1, "/dev/stderr": 2}
 _FD_PATH = re.compile(r"/(?:dev|proc/self)/fd/(\d+)")
 
 
