@@ -108,6 +108,11 @@ def ascii_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {show(text)}") from None
 
 
+def int_list(text: str) -> list[int]:
+    """``"16, 64,256"`` as ``[16, 64, 256]``: ASCII integers separated by commas; ValueError otherwise."""
+    return [_int(x.strip()) for x in str(text).split(",") if x.strip()]
+
+
 def output_path(text: str) -> str:
     """An output file or folder name: not empty (``--json ''`` would otherwise quietly write nothing)."""
     if not text:

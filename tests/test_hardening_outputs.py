@@ -351,6 +351,7 @@ def test_a_model_file_holding_a_pickle_is_one_line(tmp_path):
         ["run", "--world", "soldier", "--seed", "٣"],
         ["bench", "--suite", "random", "--seed", "٣"],
         ["bench", "--suite", "random", "--time-limit", "١"],
+        ["sweep", "--agents", "١٠"],
         ["run", "--world", "soldier", "--json", ""],
         ["run", "--world", "soldier", "--log-outcomes", ""],
         ["bench", "--suite", "random", "--csv", ""],
@@ -363,6 +364,19 @@ def test_option_values_of_the_wrong_form_are_usage_errors(argv):
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr and r.stdout == ""
     assert r.stderr.splitlines()[-1].startswith("goap: error: argument ")
+
+
+@pytest.mark.parametrize("command", ["bench", "train"])
+def test_comma_separated_numbers_are_ascii_too(command, tmp_path):
+    if command == "train":
+        pytest.importorskip("torch")
+        (tmp_path / "log.npz").write_bytes(b"")
+        argv = ["train", "--data", tmp_path / "log.npz", "--out", tmp_path / "m.pt", "--hidden", "٨"]
+    else:
+        argv = ["bench", "--suite", "random", "--facts", "١٦", "--planners", "reference", "--quiet"]
+    r = goap(*argv)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    one_error_line(r.stderr, "comma-separated integers")
 
 
 def test_ascii_integers_with_underscores_still_work():

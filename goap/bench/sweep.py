@@ -16,13 +16,13 @@ import sys
 from typing import Any
 
 from goap import files
-from goap.argtypes import output_path, positive_int
+from goap.argtypes import int_list, output_path, positive_int
 from goap.bench import report
 
 
 def _int_list(text: str, what: str, low: int = 0) -> list[int]:
     try:
-        out = [int(x) for x in str(text).split(",") if x.strip()]
+        out = int_list(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{what}: expected comma-separated integers, got {text!r}") from None
     if not out or any(v < low or v >= 2**63 for v in out):

@@ -401,14 +401,16 @@ def format_report(report: dict[str, Any]) -> str:
 # --- the `goap train` command -----------------------------------------------------------------------------
 def run(args: argparse.Namespace) -> int:
     """Train on ``args.data``, print the report, write ``args.out``. Errors are ValueErrors with clear messages."""
-    from goap.argtypes import check_output_file
+    from goap.argtypes import check_output_file, int_list
     from goap.outcomes import OutcomeLog
 
     data = Path(args.data)
     if not data.is_file():
         raise ValueError(f"{data}: no such outcome log")
     try:
-        hidden = tuple(int(h) for h in str(args.hidden).split(","))
+        if not all(h.strip() for h in str(args.hidden).split(",")):
+            raise ValueError(args.hidden)
+        hidden = tuple(int_list(args.hidden))
     except ValueError:
         raise ValueError(f"--hidden must be comma-separated integers, got {show(args.hidden)}") from None
     if not hidden or len(hidden) > MAX_LAYERS or not all(1 <= h <= MAX_HIDDEN for h in hidden):
