@@ -34,8 +34,9 @@ class CliError(Exception):
 class _Parser(argparse.ArgumentParser):
     def _print_message(self, message: str, file: Any = None) -> None:
         """argparse swallows a failed write of the help (``--help > /dev/full`` exits 0): let it be reported."""
-        if message:
-            (file or sys.stderr).write(message)
+        file = file or sys.stderr
+        if message and file is not None:  # None: that stream was closed when the command started
+            file.write(message)
 
     def error(self, message: str) -> None:  # argparse exits 2 with usage; keep that, without a traceback
         self.print_usage(sys.stderr)
