@@ -20,7 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from goap.argtypes import check_output_file, non_negative_int, positive_float, positive_int, random_seed
+from goap.argtypes import (
+    check_output_file,
+    non_negative_int,
+    output_path,
+    positive_float,
+    positive_int,
+    random_seed,
+)
 from goap.domain import BOOL, ENUM, DomainError
 from goap.domain_file import load_domain
 from goap.launch import CaptureError
@@ -32,6 +39,12 @@ class CliError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """argparse swallows a failed write of the help (``--help > /dev/full`` exits 0): let it be reported."""
+        file = file or sys.stderr
+        if message and file is not None:  # None: that stream was closed when the command started
+            file.write(message)
+
     def error(self, message: str) -> None:  # argparse exits 2 with usage; keep that, without a traceback
         self.print_usage(sys.stderr)
         self.exit(2, f"goap: error: {message}\n")
@@ -67,7 +80,7 @@ def _solve_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("domain", help="a .toml or .json domain file, or a PDDL domain.pddl")
     s.add_argument("problem", nargs="?", help="with a PDDL domain: its problem file (one task, planned and checked)")
     s.add_argument("--problems", help="JSON lines: {id, start: {fact: value}, goal: name | {...}} (goap domains)")
-    s.add_argument("--plan-file", metavar="FILE", help="PDDL: also write the plan in the IPC form")
+    s.add_argument("--plan-file", type=output_path, metavar="FILE", help="PDDL: also write the plan in the IPC form")
     s.add_argument("--planner", default=None, choices=sorted(PLANNERS),
                    help="default: warp for a PDDL pair (LM-cut), reference for a goap domain file")
     s.add_argument("--device", default=None, help="Warp device for Warp planners (cpu, cuda:0); default: Warp's")
@@ -95,11 +108,11 @@ def _run_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--capture", action="store_true",
                    help="record the tick as graphs and replay them (CUDA graphs on a GPU, Warp's CPU graphs on the "
                         "CPU); the world must be capturable")
-    r.add_argument("--json", metavar="FILE", help="write the summary as one JSON object")
+    r.add_argument("--json", type=output_path, metavar="FILE", help="write the summary as one JSON object")
     r.add_argument("--selector", choices=["priority", "utility"], default="priority",
                    help="goal choice: the world's priorities, or a learned utility model (--model; needs torch)")
     r.add_argument("--model", metavar="FILE", help="a model made by `goap train`, for --selector utility")
-    r.add_argument("--log-outcomes", metavar="FILE",
+    r.add_argument("--log-outcomes", type=output_path, metavar="FILE",
                    help="record every planning call and what followed (.npz; appended when the file exists)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -173,8 +186,17 @@ def _command_name(argv: Sequence[str]) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if sys.stdout is None:  # started with stdout closed (>&-): every command prints, so refuse before any work
+        if sys.stderr is not None:
+            print("goap: error: cannot write to standard output: it is closed", file=sys.stderr)
+        return 1
     try:
-        args = build_parser(_command_name(argv)).parse_args(argv)
+        try:
+            args = build_parser(_command_name(argv)).parse_args(argv)
+        except SystemExit as e:  # --help and usage errors: --help > /dev/full must not exit 0
+            if e.code in (0, None):
+                sys.stdout.flush()
+            raise
         code = COMMANDS[args.command].run(args)
         sys.stdout.flush()  # a full disk shows here when stdout is a file: report it, do not exit 0
         return code

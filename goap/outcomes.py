@@ -9,7 +9,6 @@ model trained on one domain is never fed another's data.
 from __future__ import annotations
 
 import io
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -124,10 +123,14 @@ class OutcomeLog:
 
     # --- files ----------------------------------------------------------------------------------------------
     def save(self, path: str | Path, append: bool = False) -> None:
-        """Write the log as ``.npz``; with ``append``, after the rows already in ``path`` (same domain only)."""
+        """Write the log as ``.npz``; with ``append``, after the rows already in ``path`` (same domain only).
+
+        Only a regular file (or a link to one) holds rows to append to: a named pipe or a device is given this log
+        alone, written in place (`goap.files.write_atomic`), never read first.
+        """
         path = Path(path)
         cols = dict(self.columns)
-        if append and path.exists():
+        if append and path.is_file():
             old = OutcomeLog.load(path)
             if old.fingerprint != self.fingerprint:
                 raise ValueError(f"{path}: holds outcomes of domain '{old.domain_name}', not '{self.domain_name}'")
@@ -142,7 +145,7 @@ class OutcomeLog:
         """ValueError unless ``save(path, append=True)`` of a log of ``domain`` would succeed on what ``path``
         holds now: nothing, or a readable outcome log of the same domain. Call it before a run, not after."""
         path = Path(path)
-        if not path.exists():
+        if not path.is_file():  # nothing there, or a pipe or a device (see `save`); a folder is check_output_file's
             return
         old = cls.load(path)
         fp = fingerprint(domain)
@@ -173,7 +176,7 @@ class OutcomeLog:
             raise ValueError(
                 f"{path}: too large: its columns hold {e.size:,} bytes (at most {MAX_LOG_BYTES:,})"
             ) from None
-        except (OSError, EOFError, ValueError, zipfile.BadZipFile, KeyError, RuntimeError, MemoryError) as e:
+        except Exception as e:  # a damaged archive fails in zlib, zipfile, the .npy header parser, numpy...
             raise ValueError(f"{path}: not a readable outcome log ({type(e).__name__})") from None
         missing = [k for k in ("states", "fingerprint", "domain_name", *COLUMNS) if k not in arrays]
         if missing:

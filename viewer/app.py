@@ -18,7 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from goap.argtypes import check_output_dir, check_output_file, non_negative_int, positive_int, random_seed
+from goap.argtypes import (
+    ascii_int,
+    check_output_dir,
+    check_output_file,
+    non_negative_int,
+    output_path,
+    positive_int,
+    random_seed,
+)
 
 INSTALL_HINT = 'pip install -e ".[viewer]"'
 
@@ -41,13 +49,20 @@ def require_pygame(headless: bool = False) -> Any:
 
 
 # --- command line ---------------------------------------------------------------------------------------------
+#: The largest window or headless frame: 8K. pygame allocates the whole surface up front (4 bytes a pixel), so
+#: ``--size 100000x100000`` would ask for 40 GB and end in a pygame.error rather than a usage message.
+MAX_SIZE = (7680, 4320)
+
+
 def _size(text: str) -> tuple[int, int]:
     try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
+        w, h = (ascii_int(v) for v in text.lower().split("x"))
+    except (ValueError, argparse.ArgumentTypeError):
         raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 1280x800, got {text!r}") from None
     if w < 320 or h < 240:
         raise argparse.ArgumentTypeError(f"the window must be at least 320x240, got {text!r}")
+    if w > MAX_SIZE[0] or h > MAX_SIZE[1]:
+        raise argparse.ArgumentTypeError(f"the window must be at most {MAX_SIZE[0]}x{MAX_SIZE[1]}, got {text!r}")
     return w, h
 
 
@@ -75,9 +90,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="no window (SDL dummy driver): render --frames frames, one tick each, and report timing")
     parser.add_argument("--frames", type=positive_int, default=None,
                         help="stop after this many frames (headless default 60)")
-    parser.add_argument("--screenshot", default=None, metavar="PNG", help="write the last frame to this PNG file")
-    parser.add_argument("--select", type=int, default=None, metavar="ID", help="inspect this agent from the start")
-    parser.add_argument("--record", default=None, metavar="DIR", help="write frames as DIR/frame_00000.png ...")
+    parser.add_argument("--screenshot", type=output_path, default=None, metavar="PNG",
+                        help="write the last frame to this PNG file")
+    parser.add_argument("--select", type=ascii_int, default=None, metavar="ID",
+                        help="inspect this agent from the start")
+    parser.add_argument("--record", type=output_path, default=None, metavar="DIR",
+                        help="write frames as DIR/frame_00000.png ...")
     parser.add_argument("--record-every", type=positive_int, default=1, metavar="K", help="with --record: every K-th")
     parser.add_argument("--size", type=_size, default=(1280, 800), metavar="WxH", help="window size (default 1280x800)")
     parser.add_argument("--ticks-per-second", type=_speed, default=20.0,
@@ -95,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.screenshot, "--screenshot")
     if args.record:
         check_output_dir(args.record, "--record")
-    require_pygame(headless=args.headless)
+    pg = require_pygame(headless=args.headless)
     from goap.registry import load_world
     from goap.runtime import Brain
 
@@ -107,8 +125,11 @@ def run(args: argparse.Namespace) -> int:
     brain = Brain(world.domain, args.agents, world=world, planner=args.planner, device=args.device,
                   plan_budget=budget, seed=args.seed)
     frames = args.frames if args.frames is not None else (60 if args.headless else None)
-    app = App(brain, world, size=args.size, ticks_per_second=args.ticks_per_second, headless=args.headless,
-              threaded=not args.headless or args.sim_thread, selected=args.select)
+    try:
+        app = App(brain, world, size=args.size, ticks_per_second=args.ticks_per_second, headless=args.headless,
+                  threaded=not args.headless or args.sim_thread, selected=args.select)
+    except pg.error as e:  # no display, or no memory for the surface: one line, not a traceback
+        raise ValueError(f"cannot open a {args.size[0]}x{args.size[1]} window: {e}") from None
     interrupted = False
     try:
         app.loop(frames=frames, record=args.record, record_every=args.record_every,
@@ -362,11 +383,21 @@ class App:
             self.loop_seconds = time.perf_counter() - start
 
     def save(self, path: str | Path) -> None:
-        """Write the current frame as PNG."""
+        """Write the current frame as PNG, whole or not at all (`goap.files.write_atomic`: a device or a pipe is
+        written in place, never replaced); a failed write is a ValueError naming the path."""
+        import io
+
+        from goap.files import write_output
+
         path = Path(path)
         if path.parent and not path.parent.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-        self.pg.image.save(self.screen, str(path))
+        buf = io.BytesIO()
+        try:
+            self.pg.image.save(self.screen, buf, "frame.png")
+        except self.pg.error as e:  # out of memory for the encoder
+            raise ValueError(f"cannot write {path}: {e}") from None
+        write_output(path, buf.getvalue())
 
     def close(self) -> None:
         self.sim.stop()

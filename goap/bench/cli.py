@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from goap import files
-from goap.argtypes import positive_float, positive_int
+from goap.argtypes import ascii_int, output_path, positive_float, positive_int
 from goap.bench import report
 from goap.bench.runner import PlannerConfig, Settings, check_options, run_recipe
 
@@ -29,6 +29,8 @@ def _memory(text: str) -> int:
     s = str(text).strip().upper().removesuffix("B")
     scale = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}.get(s[-1:], 1)
     try:
+        if not s.isascii():  # float() reads other scripts' digits too
+            raise ValueError(text)
         value = float(s[:-1] if scale > 1 else s) * scale
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a size like 4G or 512M, got {text!r}") from None
@@ -90,9 +92,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         'pip install -e ".[scale]"')
     p.add_argument("--ray-cpus", type=positive_int, default=None,
                    help="with --ray and no address: worker processes of the local cluster (default: all cores)")
-    p.add_argument("--json", metavar="FILE", help="write {meta, results (with plans), summary, coverage} as JSON")
-    p.add_argument("--csv", metavar="FILE", help="write the result rows as CSV")
-    p.add_argument("--plot", metavar="FILE.png",
+    p.add_argument("--json", type=output_path, metavar="FILE",
+                   help="write {meta, results (with plans), summary, coverage} as JSON")
+    p.add_argument("--csv", type=output_path, metavar="FILE", help="write the result rows as CSV")
+    p.add_argument("--plot", type=output_path, metavar="FILE.png",
                    help='cactus plot, per-task scatter of two planners, cost ratio (pip install -e ".[bench]")')
     p.add_argument("--scatter", default=None, metavar="A,B",
                    help="the two planners of the scatter plot (default: the first two)")
@@ -102,8 +105,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def _seed(text: str) -> int:
     try:
-        v = int(text)
-    except ValueError:
+        v = ascii_int(text)
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"--seed: expected a non-negative integer, got {text!r}") from None
     if not 0 <= v < 2**63:
         raise argparse.ArgumentTypeError(f"--seed: expected a non-negative integer below 2**63, got {text!r}")

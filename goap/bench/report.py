@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from goap import files
 from goap.bench.runner import solved
 
 ROW_KEYS = (
@@ -297,15 +298,14 @@ def plot(rows: list[dict[str, Any]], path: str, scatter: tuple[str, str] | None 
     for ax in axes:
         ax.grid(True, alpha=0.3)
     target = Path(path)
-    tmp = target.with_name(f".{target.stem}.{os.getpid()}.tmp{target.suffix or '.png'}")
+    buf = io.BytesIO()  # rendered in memory, then written by the one writer that never replaces a device or a link
     try:
-        fig.savefig(tmp, dpi=110, bbox_inches="tight")
-        tmp.replace(target)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise ValueError(f"cannot write {path}: {e.strerror or e}") from None
+        kind = target.suffix.lstrip(".").lower()
+        fig.savefig(buf, format=kind if kind in fig.canvas.get_supported_filetypes() else "png", dpi=110,
+                    bbox_inches="tight")
     finally:
         plt.close(fig)
+    files.write_output(target, buf.getvalue())
 
 
 def _mean_ratio(rows: list[dict[str, Any]], planner: str, group: str) -> float | None:

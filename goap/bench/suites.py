@@ -23,6 +23,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from goap.argtypes import int_list
+
 
 @dataclass
 class ProblemBatch:
@@ -212,7 +214,7 @@ class RandomRecipe:
 
 def random_suite(facts: str, problems: int, seed: int) -> list[RandomRecipe]:
     try:
-        sizes = [int(x) for x in str(facts).split(",") if x.strip()]
+        sizes = int_list(facts)
     except ValueError:
         raise ValueError(f"--facts: expected comma-separated integers, got {facts!r}") from None
     if not sizes or any(s < 2 for s in sizes):

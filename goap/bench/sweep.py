@@ -16,13 +16,13 @@ import sys
 from typing import Any
 
 from goap import files
-from goap.argtypes import positive_int
+from goap.argtypes import int_list, output_path, positive_int
 from goap.bench import report
 
 
 def _int_list(text: str, what: str, low: int = 0) -> list[int]:
     try:
-        out = [int(x) for x in str(text).split(",") if x.strip()]
+        out = int_list(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{what}: expected comma-separated integers, got {text!r}") from None
     if not out or any(v < low or v >= 2**63 for v in out):
@@ -44,8 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help='run the cells on a Ray cluster (none: a local one); pip install -e ".[scale]"')
     p.add_argument("--ray-cpus", type=positive_int, default=None, help="worker processes of a local cluster")
-    p.add_argument("--json", metavar="FILE", help="write {meta, results} as JSON")
-    p.add_argument("--csv", metavar="FILE", help="write the rows as CSV")
+    p.add_argument("--json", type=output_path, metavar="FILE", help="write {meta, results} as JSON")
+    p.add_argument("--csv", type=output_path, metavar="FILE", help="write the rows as CSV")
     p.add_argument("--quiet", action="store_true", help="no table")
     return p
 

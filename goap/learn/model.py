@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import io
 import math
+import pickle
+import re
 from pathlib import Path
 from typing import Any
 
@@ -194,7 +196,16 @@ class UtilityModel(nn.Module):
         try:
             data = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as e:  # a damaged file can fail in many ways inside torch, zipfile or pickle
-            raise ValueError(f"{path}: not a readable utility model file ({type(e).__name__}: {e})") from None
+            if isinstance(e, pickle.UnpicklingError):  # torch's own message is several lines about weights_only
+                if re.search(r"\bGLOBAL\b", str(e), re.IGNORECASE):
+                    raise ValueError(
+                        f"{path}: refused: it holds Python objects other than tensors and plain values (a pickle "
+                        "that could run code), which a utility model file never does"
+                    ) from None
+                raise ValueError(f"{path}: not a readable utility model file (a damaged pickle)") from None
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            raise ValueError(f"{path}: not a readable utility model file ({type(e).__name__}: {show(first, 200)})"
+                             ) from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError(f"{path}: not a utility model file (no '{FORMAT}' header)")
         if data.get("version") != FORMAT_VERSION:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from goap.argtypes import fraction, positive_float, positive_int, random_seed
+from goap.argtypes import fraction, output_path, positive_float, positive_int, random_seed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -14,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     Values of the wrong form (``--lr inf``, ``--held-out 1.5``, ``--seed -7``) are usage errors naming the option.
     """
     parser.add_argument("--data", required=True, metavar="FILE", help="an outcome log (.npz) to train on")
-    parser.add_argument("--out", required=True, metavar="MODEL",
+    parser.add_argument("--out", required=True, type=output_path, metavar="MODEL",
                         help="where to write the model (.pt); checked before training starts")
     parser.add_argument("--epochs", type=positive_int, default=20, help="passes over the training rows (default 20)")
     parser.add_argument("--seed", type=random_seed, default=0, help="seeds the split, the weights and the batches")

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from goap.domain import Domain, show
-from goap.encoding import fingerprint
+from goap.encoding import encode, fingerprint
 from goap.learn import require_torch
 from goap.learn.features import FeatureLayout
 from goap.learn.model import MAX_HIDDEN, MAX_LAYERS, UtilityModel
@@ -82,6 +82,48 @@ def dataset(log: Any, domain: Domain) -> Dataset:
         value=value.astype(np.float32),
         dropped=int(len(keep) - len(idx)),
     )
+
+
+def check_log(log: Any, domain: Domain) -> None:
+    """ValueError naming the first row and column of ``log`` that no brain of ``domain`` logs.
+
+    `goap.outcomes.OutcomeLog.load` checks the file's form (columns, dtypes, lengths); this checks the values
+    against the domain, so that a damaged or hand-made log is refused rather than trained on: a NaN cost or reward
+    turns every weight into NaN, and rows with a goal or status out of range, or a packed state no fact values
+    give, would be dropped or decoded into features that mean nothing.
+    """
+    c = log.columns
+    n_goals = len(domain.goals)
+    found = np.isin(c["status"], [Status.OK, Status.SATISFIED])
+    cost = np.asarray(c["cost"], dtype=np.float64)
+    checks = [
+        ("status", ~np.isin(c["status"], [int(s) for s in Status]),
+         f"a status code {min(int(s) for s in Status)}..{max(int(s) for s in Status)}"),
+        ("goal", (c["goal"] < -1) | (c["goal"] >= n_goals), f"a goal index -1..{n_goals - 1}"),
+        ("cost", found & ~(np.isfinite(cost) & (cost >= 0)), "a finite cost >= 0 where a plan was found"),
+        ("cost", ~found & (cost < 0), "no cost, or a cost >= 0"),
+        ("reward", ~np.isfinite(np.asarray(c["reward"], dtype=np.float64)), "a finite reward"),
+        ("achieved", (c["achieved"] < -1) | (c["achieved"] > 1), "-1 (open), 0 or 1"),
+        ("ticks_to_goal", c["ticks_to_goal"] < -1, "-1 or a tick count >= 0"),
+        ("length", c["length"] < 0, "a plan length >= 0"),
+        ("expanded", c["expanded"] < 0, "an expansion count >= 0"),
+        ("tick", c["tick"] < 0, "a tick >= 0"),
+    ]
+    for name, bad, expected in checks:
+        rows = np.flatnonzero(bad)
+        if len(rows):
+            r = int(rows[0])
+            raise ValueError(f"the outcome log's row {r} holds {name} {show(c[name][r].item())}: expected {expected} "
+                             f"({len(rows)} such row(s))")
+    tables = encode(domain)
+    if c["states"].shape[1] != tables.n_words:
+        raise ValueError(f"the outcome log's states have {c['states'].shape[1]} word(s); domain '{domain.name}' packs "
+                         f"{tables.n_words}")
+    bad = tables.invalid_states(c["states"])
+    if len(bad):
+        r = int(bad[0])
+        raise ValueError(f"the outcome log's row {r} holds an invalid packed state: "
+                         f"{tables.state_problem(c['states'][r])} ({len(bad)} such row(s))")
 
 
 # --- metrics ----------------------------------------------------------------------------------------------
@@ -184,6 +226,7 @@ def train(
     if len(log) == 0:
         raise ValueError("the outcome log is empty: nothing to train on")
     domain = resolve_domain(log, domain)
+    check_log(log, domain)
     data = dataset(log, domain)
     if len(data) < MIN_ROWS:
         raise ValueError(
@@ -358,14 +401,16 @@ def format_report(report: dict[str, Any]) -> str:
 # --- the `goap train` command -----------------------------------------------------------------------------
 def run(args: argparse.Namespace) -> int:
     """Train on ``args.data``, print the report, write ``args.out``. Errors are ValueErrors with clear messages."""
-    from goap.argtypes import check_output_file
+    from goap.argtypes import check_output_file, int_list
     from goap.outcomes import OutcomeLog
 
     data = Path(args.data)
     if not data.is_file():
         raise ValueError(f"{data}: no such outcome log")
     try:
-        hidden = tuple(int(h) for h in str(args.hidden).split(","))
+        if not all(h.strip() for h in str(args.hidden).split(",")):
+            raise ValueError(args.hidden)
+        hidden = tuple(int_list(args.hidden))
     except ValueError:
         raise ValueError(f"--hidden must be comma-separated integers, got {show(args.hidden)}") from None
     if not hidden or len(hidden) > MAX_LAYERS or not all(1 <= h <= MAX_HIDDEN for h in hidden):

@@ -59,16 +59,16 @@ class Snapshots:
         return h.hexdigest()[:16]
 
     def snapshot(self, path: str | Path) -> None:
-        """Save the brain and its world to a ``.npz`` file (written whole or not at all)."""
+        """Save the brain and its world to a ``.npz`` file, written whole or not at all by `goap.files.write_atomic`
+        (a symbolic link's target is replaced, the link stays; a named pipe or a device is written in place)."""
+        from goap.files import write_atomic
+
         path = Path(path)
         buf = io.BytesIO()
         np.savez_compressed(buf, **{"meta/fingerprint": np.array(fingerprint(self.domain))}, **self.get_state())
-        tmp = path.with_name(path.name + ".tmp")
         try:
-            tmp.write_bytes(buf.getvalue())
-            tmp.replace(path)
+            write_atomic(path, buf.getvalue())
         except OSError as e:
-            tmp.unlink(missing_ok=True)
             raise OSError(f"{path}: cannot write snapshot: {e.strerror or e}") from None
 
     def restore(self, path: str | Path) -> None:
