@@ -225,11 +225,16 @@ class TimeUp(Exception):
     """Raised by `deadline` when its time is up."""
 
 
+def can_interrupt() -> bool:
+    """Whether SIGALRM can interrupt a search here (the main thread of a POSIX process)."""
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
 @contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    """Raise TimeUp in this thread after ``seconds``; a no-op where SIGALRM cannot be used (off the main thread,
-    or without setitimer), where the time is compared afterwards instead."""
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Raise TimeUp in this thread after ``seconds``; a no-op for no limit, or where SIGALRM cannot be used (off
+    the main thread, or without setitimer), where the caller compares the time afterwards instead."""
+    if not seconds or not can_interrupt():
         yield
         return
 

@@ -20,17 +20,14 @@ Honest numbers, as a planning researcher reads them:
 from __future__ import annotations
 
 import math
-import signal
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from goap.bench.suites import PddlRecipe, ProblemBatch, Recipe
+from goap.problems import TimeUp, deadline
 
 SOLVED = ("ok", "satisfied")
 #: Options that change only how fast or in how much memory a planner works, not what it computes: they do not
@@ -449,40 +446,11 @@ def _timed(planner: Any, p: ProblemBatch, rows: np.ndarray, limit: float | None)
     enabled = None if p.enabled is None else p.enabled[rows]
     t0 = time.perf_counter()
     try:
-        with _deadline(limit):
+        with deadline(limit):
             batch = planner.plan(p.states[rows], p.goals[rows], costs, enabled)
-    except _TimeUp:
+    except TimeUp:
         return None, time.perf_counter() - t0
     return batch, time.perf_counter() - t0
-
-
-class _TimeUp(Exception):
-    pass
-
-
-def can_interrupt() -> bool:
-    """Whether SIGALRM can interrupt the reference planner here (the main thread of a POSIX process)."""
-    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-
-
-@contextmanager
-def _deadline(seconds: float | None) -> Iterator[None]:
-    """Raise _TimeUp in this (main) thread after ``seconds``; a no-op where SIGALRM cannot be used (a result past
-    the limit is still a timeout: the caller compares the time)."""
-    if not seconds or not can_interrupt():
-        yield
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        raise _TimeUp
-
-    old = signal.signal(signal.SIGALRM, handler)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 # --- external planners ---------------------------------------------------------------------------------------
