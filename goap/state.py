@@ -14,7 +14,7 @@ W = words per state, G = goals, A = actions, L = plan capacity (``max_plan_lengt
 | costs | N, A | float32 | action costs per agent (>= 0) | world sense, game |
 | enabled | N, A | bool | action usable by the agent now | world sense, game |
 | alive | N | bool | live agent; dead rows are skipped by every stage | spawn, despawn |
-| goal | N | int32 | goal pursued, -1 none | select; plan (failure drops it) |
+| goal | N | int32 | goal pursued, -1 none | decide; plan (failure drops it) |
 | pinned_goal | N | int32 | goal forced by `Brain.set_goal`, -1 none | set_goal / clear_goal; released when reached |
 | plan | N, L | int32 | the plan, -1 padded | plan |
 | plan_length | N | int32 | steps in plan | plan; cleared on goal change |
@@ -28,10 +28,10 @@ W = words per state, G = goals, A = actions, L = plan capacity (``max_plan_lengt
 | action_ticks | N | int32 | ticks the current action ran before this one | act |
 | cooldown_until | N, G | int64 | tick until which a goal is skipped after a failed search | plan |
 | waiting | N | int32 | ticks the agent has waited for a plan | plan queue |
-| needs_plan | N | bool | the agent asks for a plan | select, validate, replan |
-| replan_cause | N | int8 | why it asked (`goap.runtime.CAUSES`) | select, validate, replan |
+| needs_plan | N | bool | the agent asks for a plan | decide, replan |
+| replan_cause | N | int8 | why it asked (`goap.codes.CAUSES`) | decide, replan |
 | last_failure | N | int8 | status of its last failed search, -1 none | plan |
-| event_bits | N | uint32 | the last tick's events, one bit each (`goap.runtime.EVENTS`) | every stage |
+| event_bits | N | uint32 | the last tick's events, one bit each (`goap.codes.EVENTS`) | every stage |
 """
 
 from __future__ import annotations
