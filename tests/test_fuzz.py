@@ -5,7 +5,8 @@ replaced, lines doubled or dropped) and as structure (a JSON value swapped for a
 NaN, nested lists, strange strings), and every batch runs in one child process that caps its own address space
 (`resource.setrlimit(RLIMIT_AS)`) and gives each command an alarm. Every command must exit 0 or 1; on 1 its last
 stderr line is `goap: error: ...` naming one of its files; nothing prints a traceback, hits the memory cap or
-outlives the alarm.
+outlives the alarm. A mutated domain both planners accept is planned by the reference and by warp: the same
+statuses and costs, and on small domains the cost of a brute-force search over the domain's own semantics.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ for argv in json.load(sys.stdin):
     text = err.getvalue()
     lines = text.strip().splitlines() or [""]
     results.append({"argv": argv, "code": code, "stderr": text[:3000], "last_line": lines[-1][:1000],
-                    "traceback": "Traceback" in text, "seconds": time.perf_counter() - t0})
+                    "traceback": "Traceback" in text, "seconds": time.perf_counter() - t0,
+                    "stdout": out.getvalue()[:200000]})
 json.dump(results, sys.__stdout__)
 """
 
@@ -228,9 +230,49 @@ def test_fuzz_domain_structure(tmp_path_factory, batch):
         path = tmp / f"d{i}.json"
         path.write_text(json.dumps(spec), encoding="utf-8", errors="surrogatepass")
         commands += [["validate", str(path)], ["describe", str(path)],
-                     ["solve", str(path), "--problems", problems, "--max-nodes", "5000"]]
-        files += [[str(path)], [str(path)], [str(path), problems]]
-    check(run_batch(commands), files)
+                     ["solve", str(path), "--problems", problems, "--max-nodes", "5000"],
+                     ["solve", str(path), "--problems", problems, "--max-nodes", "5000", "--planner", "warp",
+                      "--device", "cpu"]]
+        files += [[str(path)], [str(path)], [str(path), problems], [str(path), problems]]
+    results = run_batch(commands)
+    check(results, files)
+    for ref, warp in zip(results[2::4], results[3::4], strict=True):
+        assert_accepted_mutant_agrees(ref, warp, problems)
+
+
+def assert_accepted_mutant_agrees(ref: dict, warp: dict, problems: str) -> None:
+    """A mutant both planners accepted: the same status and cost on every problem, and where the domain is
+    small, the optimal cost of a brute-force search over the domain's own semantics."""
+    from goap.domain_file import load_domain
+    from goap.encoding import encode
+    from goap.problems import load_problems
+    from tests.conftest import brute_force_cost
+
+    assert ref["code"] == warp["code"], f"reference {ref['code']}, warp {warp['code']}: {ref['argv']}"
+    if ref["code"] != 0:
+        return
+    rows_r = [json.loads(line) for line in ref["stdout"].splitlines()]
+    rows_w = [json.loads(line) for line in warp["stdout"].splitlines()]
+    assert [r["status"] for r in rows_r] == [w["status"] for w in rows_w], ref["argv"]
+    for r, w in zip(rows_r, rows_w, strict=True):
+        assert (r["cost"] is None) == (w["cost"] is None) and (r["cost"] is None or math.isclose(
+            r["cost"], w["cost"], rel_tol=1e-9, abs_tol=1e-9)), f"{ref['argv']}: {r} vs {w}"
+    domain = load_domain(ref["argv"][1])
+    if len(domain.facts) > 12:
+        return
+    ps = load_problems(problems, encode(domain))
+    for i, r in enumerate(rows_r):
+        if r["status"] not in ("ok", "satisfied", "no_plan"):
+            continue
+        start = tuple(int(v) for v in ps.values[i])
+        try:
+            best = brute_force_cost(domain, start, ps.goal_table.goals[int(ps.goals[i])], limit=50_000)
+        except RuntimeError:  # a mutant with too many states for the oracle
+            continue
+        if best == math.inf and r["status"] != "no_plan" or best != math.inf and r["status"] == "no_plan":
+            raise AssertionError(f"{ref['argv']}: problem {r['id']}: {r['status']} but brute force says {best}")
+        if r["cost"] is not None:
+            assert math.isclose(r["cost"], best, rel_tol=1e-9, abs_tol=1e-9), f"{ref['argv']}: {r} vs {best}"
 
 
 @seed(14)
@@ -402,3 +444,25 @@ def test_fuzz_planners_agree_on_small_tasks(heuristic):
                     assert math.isclose(r.cost[i], best, rel_tol=1e-12, abs_tol=1e-12), f"{where} != {best}"
                 seen[Status(status)] += 1
     assert min(seen.values()) >= DIFF_SEEDS // 4, seen  # every outcome met often enough to mean something
+
+
+def test_the_mutant_comparison_catches_a_disagreement(tmp_path):
+    """On the unmutated seed both planners agree with each other and with brute force; a changed cost or status
+    in one planner's rows is caught."""
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(domain_json_seed()))
+    problems = str(INPUTS / "fuzz_seed_problems.jsonl")
+    base = ["solve", str(path), "--problems", problems, "--max-nodes", "5000"]
+    ref, warp = run_batch([base, [*base, "--planner", "warp", "--device", "cpu"]])
+    assert ref["code"] == warp["code"] == 0 and ref["stdout"].strip()
+    assert_accepted_mutant_agrees(ref, warp, problems)
+    rows = [json.loads(line) for line in warp["stdout"].splitlines()]
+    solved = next(i for i, r in enumerate(rows) if r["cost"] is not None and r["cost"] > 0)
+    for change in ({"cost": rows[solved]["cost"] + 1}, {"status": "budget"}):
+        bad = [dict(r, **change) if i == solved else r for i, r in enumerate(rows)]
+        with pytest.raises(AssertionError):
+            assert_accepted_mutant_agrees(ref, dict(warp, stdout="\n".join(json.dumps(r) for r in bad)), problems)
+    wrong = [dict(r, cost=r["cost"] + 1) if i == solved else r for i, r in enumerate(rows)]
+    text = "\n".join(json.dumps(r) for r in wrong)
+    with pytest.raises(AssertionError):  # both planners agree, brute force does not
+        assert_accepted_mutant_agrees(dict(ref, stdout=text), dict(warp, stdout=text), problems)
