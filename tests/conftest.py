@@ -20,6 +20,18 @@ settings.register_profile("dev", max_examples=25, deadline=None, derandomize=Tru
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    """Run the goap command in-process: its exit status (argparse's exits included), stdout and stderr."""
+    from goap.cli import main
+
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as e:  # argparse errors
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def brute_force_cost(
     domain: Domain,
     start: State,

@@ -8,9 +8,8 @@ import sys
 
 import pytest
 
-from goap.cli import main
 from goap.domain_file import load_domain
-from tests.conftest import brute_force_cost
+from tests.conftest import brute_force_cost, run_cli
 
 DOMAIN = """\
 name = "mini"
@@ -68,13 +67,7 @@ def files(tmp_path):
     return domain, problems
 
 
-def run(capsys, *argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as e:  # argparse errors
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_cli  # the goap command in-process
 
 
 @pytest.mark.parametrize("planner", ["reference", "warp"])

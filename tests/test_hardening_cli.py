@@ -15,11 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from goap.cli import EXIT_CODES, build_parser, main
+from goap.cli import EXIT_CODES, build_parser
 from goap.domain import DomainBuilder
 from goap.domain_file import save_domain, write_atomic
 from goap.encoding import encode
 from goap.outcomes import OutcomeLog
+from tests.conftest import run_cli
 
 INPUTS = Path(__file__).resolve().parent / "inputs"
 BASE = INPUTS / "base.toml"
@@ -27,13 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def run(capsys, *argv) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_cli  # the goap command in-process
 
 
 def goap(*argv, **kwargs) -> subprocess.CompletedProcess:

@@ -14,20 +14,14 @@ from pathlib import Path
 import pytest
 
 from goap import domain_file
-from goap.cli import main
 from goap.domain_file import MAX_FILE_BYTES, nesting_error
+from tests.conftest import run_cli
 
 INPUTS = Path(__file__).resolve().parent / "inputs"
 BASE = INPUTS / "base.toml"
 
 
-def run(capsys, *argv) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_cli  # the goap command in-process
 
 
 def one_error(err: str) -> str:

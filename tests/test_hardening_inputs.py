@@ -14,21 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from goap.cli import main
 from goap.domain import MAX_COST, MAX_PRIORITY, DomainBuilder, DomainError
 from goap.domain_file import load_domain, loads_domain, save_domain
+from tests.conftest import run_cli
 
 INPUTS = Path(__file__).resolve().parent / "inputs"
 BASE = INPUTS / "base.toml"
 
 
-def run(capsys, *argv) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_cli  # the goap command in-process
 
 
 def line_with(path: Path, marker: str) -> int:

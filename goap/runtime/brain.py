@@ -73,9 +73,7 @@ class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
             raise TypeError(f"Brain() got an unknown setting '{unknown[0]}'; settings are {', '.join(sorted(names))}")
         cfg = dataclasses.replace(config or BrainConfig(), **settings)
         cfg.check(int(n_agents))
-        if cfg.search_nodes_per_tick is None:
-            pass  # set below from the planner's first pool
-        object.__setattr__(self, "config", cfg)
+        self.config = cfg
         if cfg.capture:
             require_capturable(world)
         from goap.kernels import init_warp
