@@ -52,7 +52,7 @@ CAUSES: tuple[str, ...] = (
 #: Event bits of a tick (``event_bits``): bit k (``1 << k``) is ``EVENTS[k]``.
 EVENTS: tuple[str, ...] = (
     "action_started", "action_finished", "action_failed", "goal_achieved", "plan_found", "plan_failed",
-    "goal_changed", "replan",
+    "goal_changed", "replan", "action_interrupted",
 )
 
 #: Counters that are gauges of one tick (kept as series by the brain, not summed into its totals).
@@ -61,10 +61,19 @@ GAUGES: tuple[str, ...] = ("idle", "alive")
 #: The tick's counter slots, in slot order: totals, the gauges, one per replan cause, one per failed status.
 COUNTERS: tuple[str, ...] = (
     "goals_achieved", "plans_requested", "plans_made", "plans_failed", "plans_satisfied", "plans_deferred",
-    "nodes_expanded", "actions_started", "actions_done", "actions_failed", "plans_segmented", *GAUGES,
+    "nodes_expanded", "actions_started", "actions_done", "actions_failed", "plans_segmented", "goals_changed",
+    "replans", "actions_interrupted", *GAUGES,
     *(f"replan_{c}" for c in CAUSES[1:]),
     *(f"plans_failed_{s.label}" for s in Status if s > Status.SATISFIED),
 )
+
+#: The tick counter that counts each event: an agent has each event at most once a tick, so the counter is the
+#: number of agents in the event's list (`goap.runtime.inspection.Events` reads counts from here, not the masks).
+EVENT_COUNTERS: dict[str, str] = {
+    "action_started": "actions_started", "action_finished": "actions_done", "action_failed": "actions_failed",
+    "goal_achieved": "goals_achieved", "plan_found": "plans_made", "plan_failed": "plans_failed",
+    "goal_changed": "goals_changed", "replan": "replans", "action_interrupted": "actions_interrupted",
+}
 
 #: The grouping planner's counters (`goap.planners.dedupe`), accumulated over calls.
 DEDUPE_COUNTERS: tuple[str, ...] = (
@@ -102,6 +111,6 @@ def failed_status_slot(status: int) -> int:
 
 
 __all__ = [
-    "ActionStatus", "CAUSES", "COUNTERS", "DEDUPE_COUNTERS", "EVENTS", "GAUGES", "Status", "cause_code",
-    "counter_slot", "event_bit", "failed_status_slot", "replan_slot",
+    "ActionStatus", "CAUSES", "COUNTERS", "DEDUPE_COUNTERS", "EVENT_COUNTERS", "EVENTS", "GAUGES", "Status",
+    "cause_code", "counter_slot", "event_bit", "failed_status_slot", "replan_slot",
 ]

@@ -142,6 +142,9 @@ class Action:
     cost: float
     pre: tuple[Condition, ...] = ()
     effects: tuple[Effect, ...] = ()
+    #: False: once started, the action runs until the world reports DONE or FAILED; a new goal or a commanded
+    #: replan waits for it (`goap.kernels.tick.decide`).
+    interruptible: bool = True
 
 
 @dataclass(frozen=True)
@@ -326,10 +329,15 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
             raise fail(_twin_error(aname, other), item, ("actions", aname))
         if not isinstance(aspec, Mapping):
             raise fail("an action must be a table with cost, pre and effects", item, ("actions", aname))
-        extra = set(aspec) - {"cost", "pre", "effects"}
+        extra = set(aspec) - {"cost", "pre", "effects", "interruptible"}
         if extra:
             key = sorted(extra)[0]
-            raise fail(f"unknown key {_show(key)} (expected cost, pre, effects)", item, ("actions", aname, key))
+            raise fail(f"unknown key {_show(key)} (expected cost, pre, effects, interruptible)", item,
+                       ("actions", aname, key))
+        interruptible = aspec.get("interruptible", True)
+        if not isinstance(interruptible, bool):
+            raise fail(f"'interruptible' must be true or false, got {_show(interruptible)}", item,
+                       ("actions", aname, "interruptible"))
         if "cost" not in aspec:
             raise fail("missing 'cost'", item, ("actions", aname))
         cost = aspec["cost"]
@@ -346,7 +354,8 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
             raise fail(e.message, item, ("actions", aname, "effects", *e.path)) from None
         if not effects:
             raise fail("an action needs at least one effect", item, ("actions", aname))
-        actions.append(Action(name=str(aname), cost=float(cost), pre=tuple(pre), effects=tuple(effects)))
+        actions.append(Action(name=str(aname), cost=float(cost), pre=tuple(pre), effects=tuple(effects),
+                              interruptible=interruptible))
 
     goals = []
     if not isinstance(goals_spec, Mapping):
@@ -421,9 +430,13 @@ class DomainBuilder:
         return self._add("facts", name, spec)
 
     def action(
-        self, name: str, cost: float = 1.0, pre: Mapping[str, Any] | None = None, effects: Mapping[str, Any] = ()
+        self, name: str, cost: float = 1.0, pre: Mapping[str, Any] | None = None, effects: Mapping[str, Any] = (),
+        interruptible: bool = True,
     ) -> DomainBuilder:
-        return self._add("actions", name, {"cost": cost, "pre": dict(pre or {}), "effects": dict(effects or {})})
+        spec: dict[str, Any] = {"cost": cost, "pre": dict(pre or {}), "effects": dict(effects or {})}
+        if interruptible is not True:
+            spec["interruptible"] = interruptible
+        return self._add("actions", name, spec)
 
     def goal(self, name: str, want: Mapping[str, Any], priority: float = 1.0) -> DomainBuilder:
         return self._add("goals", name, {"priority": priority, "want": dict(want)})

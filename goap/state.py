@@ -32,6 +32,10 @@ W = words per state, G = goals, A = actions, L = plan capacity (``max_plan_lengt
 | replan_cause | N | int8 | why it asked (`goap.codes.CAUSES`) | decide, replan |
 | last_failure | N | int8 | status of its last failed search, -1 none | plan |
 | event_bits | N | uint32 | the last tick's events, one bit each (`goap.codes.EVENTS`) | every stage |
+| agent_type | N | int32 | the agent's type (index in `goap.domain.Domain.types`) | spawn, set_type |
+| failed_goal | N | int32 | the goal of the last failed search, -1 none | plan |
+| interrupted_action | N | int32 | the action cut off this tick (event ``action_interrupted``), -1 none | decide |
+| commanded | N | bool | `Brain.replan` was called since the last tick (taken by the next decide) | replan, decide |
 """
 
 from __future__ import annotations
@@ -77,6 +81,10 @@ FIELDS: tuple[Field, ...] = (
     Field("replan_cause", (), "int8", 0, "why it asked"),
     Field("last_failure", (), "int8", -1, "status of the last failed search"),
     Field("event_bits", (), "uint32", 0, "last tick's events, a bit each"),
+    Field("agent_type", (), "int32", 0, "the agent's type"),
+    Field("failed_goal", (), "int32", -1, "goal of the last failed search"),
+    Field("interrupted_action", (), "int32", -1, "action cut off this tick"),
+    Field("commanded", (), "bool", False, "a commanded replan waits for the next tick"),
 )
 
 FIELD_NAMES = tuple(f.name for f in FIELDS)

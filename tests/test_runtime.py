@@ -244,11 +244,12 @@ def test_out_of_range_packed_state_is_an_error_naming_the_agent_and_fact():
 def test_replan_records_the_cause_and_plans_next_tick():
     brain, _ = make(4, duration=3)
     brain.tick()
-    brain.replan([1, 2])
-    assert list(h(brain.needs_plan)) == [False, True, True, False]
+    brain.replan([1, 2])  # taken by the next tick's decide
+    assert list(h(brain.commanded)) == [False, True, True, False]
     assert list(h(brain.replan_cause)[[1, 2]]) == [6, 6]  # commanded
     brain.tick()
     assert brain.counters["plans_requested"] == 6 and not h(brain.needs_plan).any()
+    assert brain.counters["replan_commanded"] == 2 and not h(brain.commanded).any()
     with pytest.raises(ValueError, match="unknown replan cause"):
         brain.replan([0], cause="because")
 

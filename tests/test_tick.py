@@ -149,8 +149,8 @@ def select_oracle(domain, values, priorities, scores, cooldown, now, current, pi
     state = tuple(int(v) for v in values)
     holds = [domain.satisfies(state, g.want) for g in domain.goals]
     achieved = current >= 0 and holds[current]
-    if pinned >= 0 and not (achieved and pinned == current):
-        return pinned if cooldown[pinned] <= now and not holds[pinned] else -1
+    if pinned >= 0 and not (achieved and pinned == current) and not holds[pinned]:  # a pin that holds is released
+        return pinned if cooldown[pinned] <= now else -1
     best, best_score = -1, 0.0
     for g in range(len(domain.goals)):
         if cooldown[g] > now or priorities[g] <= 0 or holds[g]:

@@ -46,6 +46,7 @@ EV_PLAN_FOUND = wp.constant(wp.uint32(event_bit("plan_found")))
 EV_PLAN_FAILED = wp.constant(wp.uint32(event_bit("plan_failed")))
 EV_GOAL_CHANGED = wp.constant(wp.uint32(event_bit("goal_changed")))
 EV_REPLAN = wp.constant(wp.uint32(event_bit("replan")))
+EV_ACTION_INTERRUPTED = wp.constant(wp.uint32(event_bit("action_interrupted")))
 
 # Tick counter slots; a replan of cause c counts in C_REPLAN_BASE + c, a failed search of status s in
 # C_FAILED_BASE + s (both ranges are contiguous in `goap.codes.COUNTERS`).
@@ -60,6 +61,9 @@ C_NODES_EXPANDED = wp.constant(counter_slot("nodes_expanded"))
 C_ACTIONS_STARTED = wp.constant(counter_slot("actions_started"))
 C_ACTIONS_DONE = wp.constant(counter_slot("actions_done"))
 C_ACTIONS_FAILED = wp.constant(counter_slot("actions_failed"))
+C_GOALS_CHANGED = wp.constant(counter_slot("goals_changed"))
+C_REPLANS = wp.constant(counter_slot("replans"))
+C_ACTIONS_INTERRUPTED = wp.constant(counter_slot("actions_interrupted"))
 C_IDLE = wp.constant(counter_slot("idle"))
 C_ALIVE = wp.constant(counter_slot("alive"))
 C_REPLAN_BASE = wp.constant(replan_slot(1) - 1)

@@ -15,10 +15,12 @@ from goap.kernels.agents import Agents, forget_plan
 from goap.kernels.codes import (
     C_ACTIONS_DONE,
     C_ACTIONS_FAILED,
+    C_ACTIONS_INTERRUPTED,
     C_ACTIONS_STARTED,
     C_ALIVE,
     C_FAILED_BASE,
     C_GOALS_ACHIEVED,
+    C_GOALS_CHANGED,
     C_IDLE,
     C_NODES_EXPANDED,
     C_PLANS_DEFERRED,
@@ -28,7 +30,9 @@ from goap.kernels.codes import (
     C_PLANS_SATISFIED,
     C_PLANS_SEGMENTED,
     C_REPLAN_BASE,
+    C_REPLANS,
     CAUSE_ACTION_FAILED,
+    CAUSE_COMMANDED,
     CAUSE_GOAL_CHANGED,
     CAUSE_INVALID,
     CAUSE_NEW_GOAL,
@@ -36,6 +40,7 @@ from goap.kernels.codes import (
     DONE,
     EV_ACTION_FAILED,
     EV_ACTION_FINISHED,
+    EV_ACTION_INTERRUPTED,
     EV_ACTION_STARTED,
     EV_GOAL_ACHIEVED,
     EV_GOAL_CHANGED,
@@ -63,15 +68,43 @@ from goap.kernels.semantics import (
 wp.set_module_options({"enable_backward": False})
 
 
+@wp.struct
+class Rules:
+    """The brain's per-action and per-type tables (`goap.runtime.brain`): which actions run to their end once
+    started, and each agent type's goal priorities (a goal at priority <= 0 for a type is never selected by it)."""
+
+    interruptible: wp.array(dtype=wp.bool)  # [A]
+    type_priority: wp.array2d(dtype=wp.float32)  # [T, G]
+
+
 @wp.func
-def request_plan(agents: Agents, i: int, cause: int, counters: wp.array2d(dtype=wp.int64), chunk: int):
-    """Agent ``i`` asks for a plan (for ``cause``); its current action stops."""
-    agents.needs_plan[i] = True
-    agents.replan_cause[i] = wp.int8(cause)
+def agent_type_of(agents: Agents, rules: Rules, i: int) -> int:
+    """Agent ``i``'s type, clamped into the table (a type out of range is an input error the checks report)."""
+    return wp.clamp(agents.agent_type[i], 0, rules.type_priority.shape[0] - 1)
+
+
+@wp.func
+def stop_action(agents: Agents, i: int, counters: wp.array2d(dtype=wp.int64), chunk: int):
+    """Agent ``i``'s current action stops; one that had started and not ended (it ran a tick or more) is
+    interrupted: event ``action_interrupted``, and ``interrupted_action`` names it for the world."""
+    a = agents.action[i]
+    if a >= 0 and agents.action_ticks[i] > 0:
+        agents.interrupted_action[i] = a
+        agents.event_bits[i] = agents.event_bits[i] | EV_ACTION_INTERRUPTED
+        wp.atomic_add(counters, chunk, C_ACTIONS_INTERRUPTED, wp.int64(1))
     agents.action[i] = -1
     agents.action_ticks[i] = 0
+
+
+@wp.func
+def request_plan(agents: Agents, i: int, cause: int, counters: wp.array2d(dtype=wp.int64), chunk: int):
+    """Agent ``i`` asks for a plan (for ``cause``); its current action stops (interrupted if it was running)."""
+    stop_action(agents, i, counters, chunk)
+    agents.needs_plan[i] = True
+    agents.replan_cause[i] = wp.int8(cause)
     agents.event_bits[i] = agents.event_bits[i] | EV_REPLAN
     wp.atomic_add(counters, chunk, C_REPLAN_BASE + cause, wp.int64(1))
+    wp.atomic_add(counters, chunk, C_REPLANS, wp.int64(1))
 
 
 @wp.kernel
@@ -80,6 +113,7 @@ def decide(
     tick: wp.array(dtype=wp.int64),
     gt: GoalTables,
     tables: DomainTables,
+    rules: Rules,
     scores: wp.array2d(dtype=wp.float32),
     hysteresis: float,
     flag: wp.array(dtype=wp.int32),
@@ -89,17 +123,29 @@ def decide(
 ):
     """Select each agent's goal, validate its plan, and flag it when it needs a plan: one pass over the agents.
 
-    **Select.** Each agent takes its best eligible goal (not holding, not cooling down, priority > 0), or its
-    pinned goal. Scores (priorities, or a goal scorer's output) are compared with a bonus for the goal being
-    pursued; ties go to the lower goal index. Reaching the current goal counts as an achievement and releases a
-    pin. **Validate.** An agent with a plan needs a new one when its last action failed, its plan ran out without
-    reaching the goal, or its current action no longer applies (preconditions false, or disabled). **Queue.** An
-    agent that needs a plan is flagged for the request queue and waits one tick more.
+    **Busy.** An agent whose action is not interruptible and is under way (it started and ran a tick or more)
+    keeps its goal and plan until the world ends the action (DONE or FAILED): nothing else is decided for it
+    this tick, and a commanded replan waits. **Select.** Each agent takes its best eligible goal (not holding,
+    not cooling down, priority > 0 in its row and for its type), or its pinned goal. A pinned goal that already
+    holds is released (it is reached) and the agent selects by priority. Scores (priorities, or a goal scorer's
+    output) are compared with a bonus for the goal being pursued; ties go to the lower goal index. Reaching the
+    current goal counts as an achievement and releases a pin. **Commands.** A replan commanded since the last
+    tick (``commanded``) drops the plan and asks for a new one, with the cause the command gave. **Validate.** An
+    agent with a plan needs a new one when its last action failed, its plan ran out without reaching the goal,
+    or its current action no longer applies (preconditions false, or disabled). Dropping a plan stops the
+    current action: one under way is interrupted (`stop_action`). **Queue.** An agent that needs a plan is
+    flagged for the request queue and waits one tick more.
     """
     i = wp.tid() + first
     if not agents.alive[i]:
         flag[i] = 0
         return
+    running = agents.action[i]
+    if running >= 0 and agents.action_ticks[i] > 0 and not rules.interruptible[running]:
+        flag[i] = 0  # busy: the action runs to its end
+        return
+    commanded = agents.commanded[i]
+    agents.commanded[i] = False
     states = agents.states
     now = tick[0]
     current = agents.goal[i]
@@ -113,13 +159,19 @@ def decide(
                 agents.pinned_goal[i] = -1
     best = int(-1)
     pin = agents.pinned_goal[i]
+    if pin >= 0 and goal_satisfied(states, i, gt.mask, gt.value, gt.ints, pin):
+        agents.pinned_goal[i] = -1  # a pin that holds is reached: released, and the agent selects by priority
+        pin = -1
     if pin >= 0:
-        if agents.cooldown_until[i, pin] <= now and not goal_satisfied(states, i, gt.mask, gt.value, gt.ints, pin):
+        if agents.cooldown_until[i, pin] <= now:
             best = pin
     else:
+        t = agent_type_of(agents, rules, i)
         best_score = float(0.0)
         for g in range(gt.n_goals):
             if agents.cooldown_until[i, g] > now or agents.priorities[i, g] <= 0.0:
+                continue
+            if rules.type_priority[t, g] <= 0.0:
                 continue
             s = scores[i, g]
             if g == current:
@@ -133,15 +185,21 @@ def decide(
             best = g
             best_score = s
     if best != current:
+        stop_action(agents, i, counters, chunk)
         agents.goal[i] = best
         forget_plan(agents, i)  # a new query: its search starts with the first pool
         agents.event_bits[i] = agents.event_bits[i] | EV_GOAL_CHANGED
+        wp.atomic_add(counters, chunk, C_GOALS_CHANGED, wp.int64(1))
         if best < 0:
             agents.needs_plan[i] = False
         elif achieved or current < 0:
             request_plan(agents, i, CAUSE_NEW_GOAL, counters, chunk)
         else:
             request_plan(agents, i, CAUSE_GOAL_CHANGED, counters, chunk)
+    elif commanded and current >= 0:
+        stop_action(agents, i, counters, chunk)
+        forget_plan(agents, i)
+        request_plan(agents, i, int(agents.replan_cause[i]), counters, chunk)
 
     # validate
     if agents.goal[i] >= 0 and not agents.needs_plan[i]:
@@ -267,6 +325,7 @@ def accept_plans(
         g = agents.goal[i]
         if g >= 0:
             agents.cooldown_until[i, g] = tick[0] + wp.int64(cooldown_ticks)
+        agents.failed_goal[i] = g
         agents.goal[i] = -1
         agents.event_bits[i] = agents.event_bits[i] | EV_PLAN_FAILED
         wp.atomic_add(counters, chunk, C_PLANS_FAILED, wp.int64(1))
@@ -416,53 +475,135 @@ def write_fact_values(
     write_field(agents.states, rows[t], word, shift, mask, wp.uint64(values[t] - lo))
 
 
+@wp.func
+def row_of(rows: wp.array(dtype=wp.int32), t: int, n: int) -> int:
+    """Entry t of an index list, or -1 when it is not a row (a device list the game built is not checked on the
+    host: rows out of range are skipped by every command kernel)."""
+    i = rows[t]
+    if i < 0 or i >= n:
+        return -1
+    return i
+
+
 @wp.kernel
 def replan_agents(agents: Agents, rows: wp.array(dtype=wp.int32), cause: int):
-    """Force a new plan next tick (the current one is dropped); agents without a goal pick one as usual."""
-    i = rows[wp.tid()]
+    """Command a new plan: the next tick's decide drops the plan (interrupting an interruptible action under way,
+    waiting for one that is not) and asks for a plan with ``cause``. Agents without a goal pick one as usual."""
+    i = row_of(rows, wp.tid(), agents.alive.shape[0])
+    if i < 0:
+        return
     if not agents.alive[i]:
         return
-    forget_plan(agents, i)
     if agents.goal[i] >= 0:
-        agents.needs_plan[i] = True
+        agents.commanded[i] = True
         agents.replan_cause[i] = wp.int8(cause)
 
 
 @wp.kernel
 def pin_goals(agents: Agents, rows: wp.array(dtype=wp.int32), g: int):
-    agents.pinned_goal[rows[wp.tid()]] = g
+    i = row_of(rows, wp.tid(), agents.alive.shape[0])
+    if i >= 0:
+        agents.pinned_goal[i] = g
 
 
 @wp.kernel
 def set_alive_rows(agents: Agents, rows: wp.array(dtype=wp.int32), value: int):
-    agents.alive[rows[wp.tid()]] = value != 0
+    i = row_of(rows, wp.tid(), agents.alive.shape[0])
+    if i >= 0:
+        agents.alive[i] = value != 0
+
+
+@wp.kernel
+def set_action_status_rows(agents: Agents, rows: wp.array(dtype=wp.int32), status: wp.array(dtype=wp.int8)):
+    """The game reports its agents' actions (status[t], or status[0] for all): RUNNING, DONE or FAILED."""
+    t = wp.tid()
+    i = row_of(rows, t, agents.alive.shape[0])
+    if i < 0:
+        return
+    src = t
+    if status.shape[0] == 1:
+        src = 0
+    agents.action_status[i] = status[src]
+
+
+@wp.kernel
+def set_type_rows(
+    agents: Agents, rows: wp.array(dtype=wp.int32), types: wp.array(dtype=wp.int32), rules: Rules,
+):
+    """Change agents' types: the type's goal priorities, and a commanded replan (the next tick drops the plan)."""
+    t = wp.tid()
+    i = row_of(rows, t, agents.alive.shape[0])
+    if i < 0:
+        return
+    src = t
+    if types.shape[0] == 1:
+        src = 0
+    k = wp.clamp(types[src], 0, rules.type_priority.shape[0] - 1)
+    agents.agent_type[i] = k
+    for g in range(agents.priorities.shape[1]):
+        agents.priorities[i, g] = rules.type_priority[k, g]
+    if agents.alive[i] and agents.goal[i] >= 0:
+        agents.commanded[i] = True
+        agents.replan_cause[i] = wp.int8(CAUSE_COMMANDED)
 
 
 @wp.kernel
 def reset_rows(
     agents: Agents,
     rows: wp.array(dtype=wp.int32),
+    types: wp.array(dtype=wp.int32),
+    keep_type: int,
     new_states: wp.array2d(dtype=wp.uint64),
-    goal_priority: wp.array(dtype=wp.float32),
-    action_cost: wp.array(dtype=wp.float64),
+    state_by: int,
+    rules: Rules,
+    costs: wp.array2d(dtype=wp.float32),
+    set_costs: int,
+    enabled: wp.array2d(dtype=wp.bool),
+    set_enabled: int,
 ):
-    """An agent as new: the given state (row t, or row 0 for all), the domain's priorities, costs and enabled
-    actions, and no goal, pin, plan, action, cooldown or event."""
+    """An agent as new: its type (``types[t]``, or ``types[0]`` for all; kept when ``keep_type``), its state
+    (``state_by`` 0: row t of ``new_states``, 1: row 0, 2: the row of its type, 3: kept), the type's goal
+    priorities, and
+    no goal, pin, plan, action, cooldown or failure. Its costs and enabled rows are kept unless ``set_costs`` /
+    ``set_enabled`` (then row t, or row 0 for all). The tick's events are left as they were (they describe the
+    last tick)."""
     t = wp.tid()
-    i = rows[t]
-    src = t
-    if new_states.shape[0] == 1:
-        src = 0
-    for w in range(agents.states.shape[1]):
-        agents.states[i, w] = new_states[src, w]
+    i = row_of(rows, t, agents.alive.shape[0])
+    if i < 0:
+        return
+    k = agents.agent_type[i]
+    if keep_type == 0:
+        src = t
+        if types.shape[0] == 1:
+            src = 0
+        k = types[src]
+    k = wp.clamp(k, 0, rules.type_priority.shape[0] - 1)
+    agents.agent_type[i] = k
+    row = t
+    if state_by == 1:
+        row = 0
+    elif state_by == 2:
+        row = k
+    if state_by != 3:  # 3: the facts are kept (despawn)
+        for w in range(agents.states.shape[1]):
+            agents.states[i, w] = new_states[row, w]
     for g in range(agents.priorities.shape[1]):
-        agents.priorities[i, g] = goal_priority[g]
+        agents.priorities[i, g] = rules.type_priority[k, g]
         agents.cooldown_until[i, g] = wp.int64(0)
-    for a in range(agents.costs.shape[1]):
-        agents.costs[i, a] = wp.float32(action_cost[a])
-        agents.enabled[i, a] = True
-    for k in range(agents.plan.shape[1]):
-        agents.plan[i, k] = -1
+    if set_costs != 0:
+        crow = t
+        if costs.shape[0] == 1:
+            crow = 0
+        for a in range(agents.costs.shape[1]):
+            agents.costs[i, a] = costs[crow, a]
+    if set_enabled != 0:
+        erow = t
+        if enabled.shape[0] == 1:
+            erow = 0
+        for a in range(agents.enabled.shape[1]):
+            agents.enabled[i, a] = enabled[erow, a]
+    for s in range(agents.plan.shape[1]):
+        agents.plan[i, s] = -1
     agents.goal[i] = -1
     agents.pinned_goal[i] = -1
     agents.plan_length[i] = 0
@@ -474,15 +615,81 @@ def reset_rows(
     agents.action_ticks[i] = 0
     agents.waiting[i] = 0
     agents.needs_plan[i] = False
+    agents.commanded[i] = False
     agents.replan_cause[i] = wp.int8(0)
     agents.last_failure[i] = wp.int8(-1)
-    agents.event_bits[i] = wp.uint32(0)
+    agents.failed_goal[i] = -1
+
+
+# --- device index lists: events, free rows, sensors' due agents ------------------------------------------------
+@wp.kernel
+def event_flags(agents: Agents, bit: wp.uint32, mask: wp.array(dtype=wp.bool), flag: wp.array(dtype=wp.int32)):
+    """The agents with event ``bit``: a bool mask and 0/1 flags (scanned into list positions)."""
+    i = wp.tid()
+    on = (agents.event_bits[i] & bit) != wp.uint32(0)
+    mask[i] = on
+    flag[i] = wp.where(on, 1, 0)
 
 
 @wp.kernel
-def event_mask(agents: Agents, bit: wp.uint32, out: wp.array(dtype=wp.bool)):
+def free_flags(agents: Agents, flag: wp.array(dtype=wp.int32)):
     i = wp.tid()
-    out[i] = (agents.event_bits[i] & bit) != wp.uint32(0)
+    flag[i] = wp.where(agents.alive[i], 0, 1)
+
+
+@wp.kernel
+def scatter_list(
+    flag: wp.array(dtype=wp.int32), pos: wp.array(dtype=wp.int32), ids: wp.array(dtype=wp.int32),
+    count: wp.array(dtype=wp.int32),
+):
+    """Flagged rows to the front of ``ids`` in index order (``pos``: the exclusive scan of ``flag``); the rest is
+    -1; ``count[0]`` their number. Device-only: the list and its length never cross to the host."""
+    i = wp.tid()
+    n = flag.shape[0]
+    total = pos[n - 1] + flag[n - 1]
+    if flag[i] != 0:
+        ids[pos[i]] = i
+    if i >= total:
+        ids[i] = -1
+    if i == 0:
+        count[0] = total
+
+
+@wp.kernel
+def count_alive(agents: Agents, out: wp.array(dtype=wp.int32)):
+    if agents.alive[wp.tid()]:
+        wp.atomic_add(out, 0, 1)
+
+
+@wp.kernel
+def first_alive(agents: Agents, rows: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.int32)):
+    """The lowest listed row that is alive (for spawn's check), into ``out[0]`` (left as it was when none)."""
+    i = row_of(rows, wp.tid(), agents.alive.shape[0])
+    if i >= 0:
+        if agents.alive[i]:
+            wp.atomic_min(out, 0, i)
+
+
+@wp.kernel
+def due_rows(tick: wp.array(dtype=wp.int64), every: int, n: int, rows: wp.array(dtype=wp.int32)):
+    """The agents a sensor of cadence ``every`` senses this tick: agent i on the ticks where tick % every equals
+    i % every (so each tick senses 1/every of them, staggered by index); -1 pads the list."""
+    j = wp.tid()
+    phase = int(tick[0] % wp.int64(every))
+    i = j * every + phase
+    if i < n:
+        rows[j] = i
+    else:
+        rows[j] = -1
+
+
+@wp.kernel
+def check_types(agents: Agents, n_types: int, first_bad: wp.array(dtype=wp.int32), first: int, chunk: int):
+    """The lowest agent whose type is out of range (``agent_type`` is written by the game too)."""
+    i = wp.tid() + first
+    t = agents.agent_type[i]
+    if t < 0 or t >= n_types:
+        wp.atomic_min(first_bad, chunk, i)
 
 
 @wp.kernel

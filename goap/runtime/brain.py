@@ -132,6 +132,8 @@ class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
         self._first_bad = wp.full(rows, 2**31 - 1, dtype=wp.int32, device=dev)
         self._flag = wp.zeros(max(1, N), dtype=wp.int32, device=dev)
         self._pos = wp.zeros(max(1, N), dtype=wp.int32, device=dev)
+        self._event_flag = wp.zeros(max(1, N), dtype=wp.int32, device=dev)  # event lists, outside the tick
+        self._event_pos = wp.zeros(max(1, N), dtype=wp.int32, device=dev)
         self._q_key = wp.zeros(max(2, 2 * N), dtype=wp.float32, device=dev)
         self._q_wait = wp.zeros(max(2, 2 * N), dtype=wp.int32, device=dev)
         self._q_ids = wp.zeros(max(2, 2 * N), dtype=wp.int32, device=dev)
@@ -142,6 +144,13 @@ class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
         self._ids_views: dict[int, Any] = {}
         self._scores = wp.zeros((max(1, N), max(1, G)), dtype=wp.float32, device=dev)
         self._layout_d = self._layout_arrays()
+        self._make_rules()
+        self._all_rows = None
+        self._lists: dict[str, tuple[Any, Any]] = {}
+        self._event_hooks: list[tuple[str, Any]] = []
+        self._sensors: list[Any] = []
+        self._host_bytes = 0  # read back since the last tick ended (host_bytes_per_tick)
+        self._host_bytes_last = 0
         self._batch = PlanBatch(
             status=self.arrays.plan_status, cost=self.arrays.plan_cost, length=self.arrays.plan_length,
             actions=self.arrays.plan, expanded=self.arrays.expanded, level=self.arrays.plan_level,
@@ -153,6 +162,7 @@ class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
         self.events = Events(self)
         self.tick_count = 0
         self.counters: Counter[str] = Counter()
+        self._last_counts = np.zeros(len(COUNTERS), dtype=np.int64)  # the last tick's counters, summed
         self.stage_stats = {s: RunningSeries() for s in (*STAGES, "search", "total")}
         self._search_ms = 0.0
         self.idle_series = RunningSeries()
@@ -161,6 +171,48 @@ class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
         self._warm = False
         if world is not None:
             world.reset(self, cfg.seed)
+
+    def _make_rules(self) -> None:
+        """The device tables of `goap.kernels.tick.Rules` (interruptible actions, each type's goal priorities),
+        each type's default state (packed, for spawn and reset), and the small constant rows commands pass."""
+        wp, dev, d = self._wp, self.device, self.domain
+        A = self.tables.n_actions
+        types = getattr(d, "types", None) or ()
+        self.type_names = tuple(t.name for t in types) or ("default",)
+        if types:
+            priority = np.array([t.priority for t in types], dtype=np.float32).reshape(len(types), -1)
+            self._type_default_states = [d.type_state(k) for k in range(len(types))]
+        else:
+            priority = self.tables.goals.priority.astype(np.float32)[None]
+            self._type_default_states = [d.default_state()]
+        from goap.kernels.tick import Rules
+
+        rules = Rules()
+        interruptible = np.array([a.interruptible for a in d.actions] or [True], dtype=bool)
+        rules.interruptible = wp.array(interruptible, dtype=wp.bool, device=dev)
+        if priority.shape[1] == 0:
+            priority = np.zeros((priority.shape[0], 1), np.float32)
+        rules.type_priority = wp.array(np.ascontiguousarray(priority), dtype=wp.float32, device=dev)
+        self._rules = rules
+        packed = np.stack([self.tables.pack(s) for s in self._type_default_states])
+        self._type_states = wp.array(packed, dtype=wp.uint64, device=dev)
+        self._type_zero = wp.zeros(1, dtype=wp.int32, device=dev)
+        self._dummy_rows = {"costs": wp.zeros((1, max(1, A)), dtype=wp.float32, device=dev),
+                            "enabled": wp.zeros((1, max(1, A)), dtype=wp.bool, device=dev)}
+
+    def _list_buffers(self, name: str) -> tuple[Any, Any]:
+        """A device index list of N entries and its count, allocated once per name (events, free rows)."""
+        got = self._lists.get(name)
+        if got is None:
+            wp = self._wp
+            got = self._lists[name] = (wp.zeros(max(1, self.n_agents), dtype=wp.int32, device=self.device),
+                                       wp.zeros(1, dtype=wp.int32, device=self.device))
+        return got
+
+    def _host(self, arr: Any) -> np.ndarray:
+        """``arr`` on the host, counted in `host_bytes_per_tick` (what a GPU would copy back)."""
+        self._host_bytes += int(arr.size) * int(np.dtype(self._wp.dtype_to_numpy(arr.dtype)).itemsize)
+        return arr.numpy()
 
     def _make_planner(self, cfg: BrainConfig) -> Any:
         options: dict[str, Any] = dict(cfg.planner_options or {})
@@ -193,12 +245,17 @@ class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in FIELD_NAMES:
-            raise AttributeError(f"brain.{name} is allocated once; write into it (e.g. brain.{name}.numpy()[...] = x)")
+            raise AttributeError(f"brain.{name} is allocated once; write into it: brain.assign({name!r}, x) on every "
+                                 f"device, or from a kernel (brain.{name}.numpy() is a view only on the CPU)")
         super().__setattr__(name, value)
 
     @property
     def n_alive(self) -> int:
-        return int(self.arrays.alive.numpy().sum())
+        """Live agents: a count on the device and a read of 4 bytes."""
+        out = self._wp.zeros(1, dtype=self._wp.int32, device=self.device)
+        if self.n_agents:
+            self.launcher.launch(self._kernels.count_alive, self.n_agents, [self.agents, out], record=False)
+        return int(self._host(out)[0])
 
 
 #: Bytes per agent the brain allocates beside the agents' arrays: the request flags and positions, the queue's

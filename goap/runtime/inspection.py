@@ -6,11 +6,11 @@ logging read a few values back; a captured tick is split around them).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from goap.codes import EVENTS, ActionStatus, Status, event_bit
+from goap.codes import EVENT_COUNTERS, EVENTS, ActionStatus, Status, counter_slot, event_bit
 from goap.encoding import fingerprint
 from goap.outcomes import OutcomeLog
 from goap.planners.base import MAX_COST
@@ -20,32 +20,85 @@ class BrainError(ValueError):
     """Input from the game or the world that the brain cannot use (a bad action status, an out-of-range fact)."""
 
 
+class EventList(NamedTuple):
+    """The agents that had one event last tick, on the device: ``ids[:n]`` in index order (``ids`` holds N
+    entries, -1 after the list), ``count[0] == n``. ``ids`` and ``count`` are for kernels (no host read);
+    ``n`` comes from the tick's counters."""
+
+    ids: Any
+    count: Any
+    n: int
+
+
 class Events:
-    """The last tick's events as per-agent masks on the device (`goap.codes.EVENTS` names them)."""
+    """The last tick's events (`goap.codes.EVENTS`), on the device, built at most once a tick and only on demand.
+
+    ========================  ==========================================================================
+    call                      what it costs
+    ========================  ==========================================================================
+    ``bits``                  nothing: the uint32 [N] array of every agent's event bits
+    ``count(name)``           nothing: read from the tick's counters (already on the host)
+    ``mask(name)``, ``.name`` a kernel over N on the first call a tick (bool [N] kept on the device)
+    ``list(name)``            the same kernel, a scan and a scatter (the device list), on the first call
+    ``indices(name)``         `list`, as a device int32 array of the n agents (a view, no read)
+    ``agents(name)``          `indices` copied to the host: a read of 4 n bytes
+    ========================  ==========================================================================
+
+    The arrays are allocated once per event and rewritten each tick: copy them to keep them.
+    """
 
     def __init__(self, brain: Any):
         self._brain = brain
+        self._built: dict[str, int] = {}
+        self._masks: dict[str, Any] = {}
 
     @property
     def bits(self) -> Any:
         """uint32 [N]: every event of each agent, bit k for ``EVENTS[k]``."""
         return self._brain.arrays.event_bits
 
-    def mask(self, name: str) -> Any:
-        """bool [N] on the device: the agents that had event ``name`` last tick."""
+    def count(self, name: str) -> int:
+        """How many agents had event ``name`` last tick (from the tick's counters: no read)."""
+        event_bit(name)
+        return int(self._brain._last_counts[counter_slot(EVENT_COUNTERS[name])])
+
+    def _build(self, name: str) -> tuple[Any, Any, Any]:
         b = self._brain
         wp = b._wp
-        out = wp.zeros(b.n_agents, dtype=wp.bool, device=b.device)
-        b.launcher.launch(b._kernels.event_mask, b.n_agents, [b.agents, wp.uint32(event_bit(name)), out],
-                          record=False)
-        return out
+        ids, count = b._list_buffers(f"event:{name}")
+        mask = self._masks.get(name)
+        if mask is None:
+            mask = self._masks[name] = wp.zeros(max(1, b.n_agents), dtype=wp.bool, device=b.device)
+        if self._built.get(name) != b.tick_count and b.n_agents:
+            flag, pos = b._event_flag, b._event_pos
+            b.launcher.launch(b._kernels.event_flags, b.n_agents, [b.agents, wp.uint32(event_bit(name)), mask, flag],
+                              record=False)
+            wp.utils.array_scan(flag, pos, inclusive=False)
+            b.launcher.launch(b._kernels.scatter_list, b.n_agents, [flag, pos, ids, count], record=False)
+            self._built[name] = b.tick_count
+        return mask, ids, count
+
+    def mask(self, name: str) -> Any:
+        """bool [N] on the device: the agents that had event ``name`` last tick."""
+        event_bit(name)
+        mask = self._build(name)[0]
+        return mask[: self._brain.n_agents]
+
+    def list(self, name: str) -> EventList:
+        """The agents that had event ``name`` last tick as a device list (see `EventList`)."""
+        event_bit(name)
+        _, ids, count = self._build(name)
+        return EventList(ids, count, self.count(name))
+
+    def indices(self, name: str) -> Any:
+        """int32 device array of the agents that had event ``name`` last tick, in index order (no read)."""
+        lst = self.list(name)
+        return lst.ids[: lst.n]
 
     def agents(self, name: str) -> np.ndarray:
-        """Host indices of the agents that had event ``name`` last tick."""
-        return np.flatnonzero(self.bits.numpy() & np.uint32(event_bit(name)))
-
-    def count(self, name: str) -> int:
-        return len(self.agents(name))
+        """Host indices of the agents that had event ``name`` last tick (a read of 4 bytes an agent)."""
+        idx = self.indices(name)
+        return self._brain._host(idx).astype(np.int64) if idx.shape[0] else np.zeros(0, np.int64)
 
     def __getattr__(self, name: str) -> Any:
         if name in EVENTS:
@@ -140,7 +193,7 @@ class Inspection:
     def _first_bad_agent(self, kernel: Any, inputs: list[Any]) -> int:
         self._first_bad.fill_(2**31 - 1)
         self.launcher.launch_rows(kernel, self.n_agents, [self.agents, *inputs, self._first_bad])
-        bad = int(self._first_bad.numpy().min())
+        bad = int(self._host(self._first_bad).min())
         return -1 if bad == 2**31 - 1 else bad
 
     def _check_actions(self) -> None:
@@ -161,6 +214,14 @@ class Inspection:
             a = int(np.flatnonzero(~(np.isfinite(row) & (row >= 0) & (row <= np.float32(MAX_COST))))[0])
             raise BrainError(f"agent {bad}: action '{self.domain.actions[a].name}' has cost {float(row[a])!r}; costs "
                              f"must be finite and in 0..{MAX_COST:g}")
+
+    def _check_types(self) -> None:
+        n = len(self.type_names)
+        bad = self._first_bad_agent(self._kernels.check_types, [n])
+        if bad >= 0:
+            t = int(self.arrays.agent_type.numpy()[bad])
+            raise BrainError(f"agent {bad}: agent_type {t} is out of range 0..{n - 1} (types are "
+                             f"{', '.join(self.type_names)})")
 
     def _check_states(self, when: str) -> None:
         bad = self._first_bad_agent(self._kernels.check_states, list(self._layout_d))

@@ -117,6 +117,9 @@ class Pipeline:
         events = self._read_counters()
         if grouping and self._dedupe_auto:
             self._judge_dedupe()
+        self._host_bytes_last, self._host_bytes = self._host_bytes, 0
+        if self._event_hooks:
+            self._call_event_hooks()
         ms["metrics"] = (time.perf_counter() - t) * 1000.0
         for stage in STAGES:
             self.stage_stats[stage].add(ms.get(stage, 0.0))
@@ -134,9 +137,12 @@ class Pipeline:
             s.append(Step("act", self._finish_actions))
         if world is not None:
             s.append(Step("sense", lambda: world.sense(self)))
+        if self._sensors:
+            s.append(Step("sense", self._run_sensors))
         if check:
             s.append(Step("sense", lambda: self._check_states("after sense"), host=True))
             s.append(Step("sense", self._check_costs, host=True))
+            s.append(Step("sense", self._check_types, host=True))
         if self.goal_scorer is not None:
             s.append(Step("decide", self._score_goals, host=True))
         s.append(Step("decide", self._decide))
@@ -215,13 +221,14 @@ class Pipeline:
     # --- device steps ------------------------------------------------------------------------------------------
     def _clear_tick(self) -> None:
         self.arrays.event_bits.zero_()
+        self.arrays.interrupted_action.fill_(-1)
         self._counters.zero_()
 
     def _decide(self) -> None:
         scores = self.arrays.priorities if self.goal_scorer is None else self._scores
         self.launcher.launch_rows(self._kernels.decide, self.n_agents, [
-            self.agents, self._tick, self._tables_d.goals, self._tables_d, scores, float(self.goal_hysteresis),
-            self._flag, self._counters,
+            self.agents, self._tick, self._tables_d.goals, self._tables_d, self._rules, scores,
+            float(self.goal_hysteresis), self._flag, self._counters,
         ])
 
     def _queue(self) -> None:
@@ -334,7 +341,8 @@ class Pipeline:
 
     # --- metrics and the grouping choice ---------------------------------------------------------------------------
     def _read_counters(self) -> dict[str, int]:
-        counts = self._counters.numpy().sum(axis=0)
+        counts = self._host(self._counters).sum(axis=0)
+        self._last_counts = counts
         events = {}
         for name, slot in _SLOT.items():
             n = int(counts[slot])
@@ -353,7 +361,7 @@ class Pipeline:
 
     def _judge_dedupe(self) -> None:
         """After a grouped tick: keep grouping while at least 5% of the queries were repeats, else pause it."""
-        c = self.planner.counters.numpy()
+        c = self._host(self.planner.counters)
         seen = (int(c[DEDUPE_COUNTERS.index("requests")]), int(c[DEDUPE_COUNTERS.index("distinct")]))
         requests, distinct = seen[0] - self._dedupe_seen[0], seen[1] - self._dedupe_seen[1]
         self._dedupe_seen = seen
@@ -363,16 +371,14 @@ class Pipeline:
 
     @property
     def host_bytes_per_tick(self) -> int:
-        """Bytes a tick reads back from the device: its counters; the grouping planner's counters after a grouped
-        tick under ``dedupe="auto"``; with ``check_inputs``, one int per CPU chunk per check. Nothing else crosses
-        unless the caller asks (a goal scorer that returns host arrays, outcome logging, ``on_plan`` hooks). On the
-        CPU outside capture, the host-sized launches also read the request counts (free there: shared memory)."""
-        n = self._counters.shape[0] * self._counters.shape[1] * 8
-        if self._dedupe_auto:
-            n += len(DEDUPE_COUNTERS) * 8
-        if self.check_inputs:
-            n += 3 * 4 * self._first_bad.shape[0]  # actions, states, costs
-        return n
+        """Bytes the brain read back from the device from the end of the tick before the last to the end of the
+        last: the tick's counters; the grouping planner's counters after a grouped tick under ``dedupe="auto"``;
+        with ``check_inputs``, one int per CPU chunk per check; and whatever the game asked for since (an
+        `Events.agents` list, `spawn`'s indices, `n_alive`). Events, commands and device index lists add nothing.
+        Opt-in host work reads more (a goal scorer that returns host arrays, outcome logging, ``on_plan`` hooks
+        that read). On the CPU outside capture, the host-sized launches also read the request counts: zero-copy
+        views there, not counted (a GPU keeps them on the device)."""
+        return self._host_bytes_last
 
 
 def require_capturable(world: Any) -> None:
