@@ -106,6 +106,7 @@ def domain_to_spec(domain: Domain) -> dict[str, Any]:
             "cost": int(a.cost) if float(a.cost).is_integer() else a.cost,
             "pre": {c.fact: cond(c) for c in a.pre},
             "effects": {e.fact: eff(e) for e in a.effects},
+            **({} if a.interruptible else {"interruptible": False}),
         }
         for a in domain.actions
     }

@@ -9,16 +9,20 @@ The Warp structs mirror the numpy tables of `goap.encoding` field for field, und
 them by walking the struct's fields, so a table gains a field in one place and the copy follows.
 
 Helpers for game code: `read_field` / `write_field` read and write one packed fact given the layout a fact
-exports (``word``, ``shift``, ``mask``; see `goap.runtime.Brain.fact_slot`), for a game's own kernels::
-
-    slot = brain.fact_slot("hunger")
+exports (``word``, ``shift``, ``mask``, and ``top``, the encoded maximum; see `goap.runtime.Brain.fact_slot`), for
+a game's own kernels. Values are encoded as value - min; the field's ``mask`` is the width's all-ones value, which
+is above the fact's range unless the range is 2^k values, so bound a value by ``top``, never by ``mask``::
 
     @wp.kernel
-    def starve(states: wp.array2d(dtype=wp.uint64), word: int, shift: int, mask: wp.uint64):
+    def starve(states: wp.array2d(dtype=wp.uint64), word: int, shift: int, mask: wp.uint64, top: wp.uint64):
         i = wp.tid()
         v = read_field(states, i, word, shift, mask)  # encoded: value - min
-        if v < mask:
+        if v < top:
             write_field(states, i, word, shift, mask, v + wp.uint64(1))
+
+    slot = brain.fact_slot("hunger")
+    wp.launch(starve, brain.n_agents, [brain.states, slot.word, slot.shift, wp.uint64(slot.mask),
+                                       wp.uint64(slot.top)], device=brain.device)
 """
 
 from __future__ import annotations

@@ -457,24 +457,6 @@ def check_costs(agents: Agents, max_cost: wp.float32, first_bad: wp.array(dtype=
 
 
 # --- commands and fact access (launched over an index list) ---------------------------------------------------
-@wp.kernel
-def read_fact_values(
-    agents: Agents, rows: wp.array(dtype=wp.int32), word: int, shift: int, mask: wp.uint64, lo: wp.int64,
-    out: wp.array(dtype=wp.int64),
-):
-    t = wp.tid()
-    out[t] = wp.int64(read_field(agents.states, rows[t], word, shift, mask)) + lo
-
-
-@wp.kernel
-def write_fact_values(
-    agents: Agents, rows: wp.array(dtype=wp.int32), word: int, shift: int, mask: wp.uint64, lo: wp.int64,
-    values: wp.array(dtype=wp.int64),
-):
-    t = wp.tid()
-    write_field(agents.states, rows[t], word, shift, mask, wp.uint64(values[t] - lo))
-
-
 @wp.func
 def row_of(rows: wp.array(dtype=wp.int32), t: int, n: int) -> int:
     """Entry t of an index list, or -1 when it is not a row (a device list the game built is not checked on the
@@ -483,6 +465,28 @@ def row_of(rows: wp.array(dtype=wp.int32), t: int, n: int) -> int:
     if i < 0 or i >= n:
         return -1
     return i
+
+
+@wp.kernel
+def read_fact_values(
+    agents: Agents, rows: wp.array(dtype=wp.int32), word: int, shift: int, mask: wp.uint64, lo: wp.int64,
+    out: wp.array(dtype=wp.int64),
+):
+    t = wp.tid()
+    i = row_of(rows, t, agents.alive.shape[0])
+    if i >= 0:
+        out[t] = wp.int64(read_field(agents.states, i, word, shift, mask)) + lo
+
+
+@wp.kernel
+def write_fact_values(
+    agents: Agents, rows: wp.array(dtype=wp.int32), word: int, shift: int, mask: wp.uint64, lo: wp.int64,
+    values: wp.array(dtype=wp.int64),
+):
+    t = wp.tid()
+    i = row_of(rows, t, agents.alive.shape[0])
+    if i >= 0:
+        write_field(agents.states, i, word, shift, mask, wp.uint64(values[t] - lo))
 
 
 @wp.kernel

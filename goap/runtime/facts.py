@@ -15,9 +15,14 @@ class FactSlot:
     index: int
     word: int
     shift: int
-    mask: int  # before shifting
+    mask: int  # before shifting: the field's all-ones value, above the range unless it holds 2^k values
     min: int
     max: int
+
+    @property
+    def top(self) -> int:
+        """The largest encoded value (max - min): bound a value written by a kernel with this, not ``mask``."""
+        return self.max - self.min
 
 
 class Facts:
@@ -32,11 +37,19 @@ class Facts:
         L, fact = self.tables.layout, self.domain.facts[f]
         return FactSlot(f, int(L.word[f]), int(L.shift[f]), L.field_mask(f), int(fact.min), int(fact.max))
 
-    def read_fact(self, name: str, agents: Any = None) -> Any:
-        """The values of fact ``name`` (int64; bools 0/1, enums their label index) as a device array."""
+    def read_fact(self, name: str, agents: Any = None, *, out: Any = None) -> Any:
+        """The values of fact ``name`` (int64; bools 0/1, enums their label index) as a device array, one per
+        agent of ``agents`` (None: every agent; device index lists as in `goap.runtime.commands`). Device-only:
+        ``out`` (an int64 device array of at least as many entries) is written instead of a new array."""
         wp, slot = self._wp, self.fact_slot(name)
         rows = self._rows(agents)
-        out = wp.zeros(max(1, rows.shape[0]), dtype=wp.int64, device=self.device)
+        if out is not None:
+            if not isinstance(out, wp.array) or out.dtype != wp.int64 or out.ndim != 1 \
+                    or out.shape[0] < rows.shape[0] or out.device != self.device:
+                raise ValueError(f"out must be an int64 Warp array of at least {rows.shape[0]} entries on "
+                                 f"{self.device}")
+        else:
+            out = wp.zeros(max(1, rows.shape[0]), dtype=wp.int64, device=self.device)
         self.launcher.launch(self._kernels.read_fact_values, rows.shape[0], [
             self.agents, rows, slot.word, slot.shift, wp.uint64(slot.mask), wp.int64(slot.min), out,
         ], record=False)
@@ -54,7 +67,7 @@ class Facts:
                 raise ValueError(f"values for '{name}' must be an int64 Warp array of shape ({k},)")
             vals = values
             if self.check_inputs:
-                _check_range(name, fact, values.numpy())
+                _check_range(name, fact, self._host(values))
         else:
             host = _as_values(name, fact, values)
             host = np.broadcast_to(host, (k,)) if host.ndim == 0 else host

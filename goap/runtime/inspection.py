@@ -146,7 +146,12 @@ class Inspection:
             "action_counts": self.action_counts,
             "graph": {"capture": self.config.capture, "captures": self.graph_captures},
             "host_bytes_per_tick": self.host_bytes_per_tick,
+            "world_score": self._world_score(),
         }
+
+    def _world_score(self) -> dict[str, float]:
+        score = getattr(self.world, "score", None)
+        return dict(score()) if callable(score) else {}
 
     # --- outcome logging (opt-in; host work over the planned agents) ------------------------------------------
     def record_outcomes(self, log: OutcomeLog | None = None) -> OutcomeLog:

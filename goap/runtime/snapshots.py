@@ -103,8 +103,11 @@ class Snapshots:
         if (not isinstance(dedupe, np.ndarray) or dedupe.shape != (2,) or dedupe.dtype != np.int64
                 or dedupe[0] not in (0, 1) or not 0 <= dedupe[1] <= MAX_TICK + 32):
             raise SnapshotError(f"{where}: field 'brain/dedupe' is not int64 [2] (a flag and a tick)")
+        world_arrays = {k[len("world/"):]: v for k, v in data.items() if k.startswith("world/")}
+        if self.world is None and world_arrays:
+            raise SnapshotError(f"{where}: the snapshot holds a world's arrays ({', '.join(sorted(world_arrays))}) "
+                                f"and this brain has no world: make the brain with the world it was saved with")
         if self.world is not None:
-            world_arrays = {k[len("world/"):]: v for k, v in data.items() if k.startswith("world/")}
             try:
                 self.world.set_state(world_arrays)  # the world checks everything before it writes anything
             except (ValueError, KeyError, TypeError) as e:
@@ -145,6 +148,8 @@ class Snapshots:
             "action_status": (int(min(ActionStatus)), int(max(ActionStatus))),
             "plan_status": (0, len(Status) - 1), "last_failure": (-1, len(Status) - 1), "waiting": (0, None),
             "action_ticks": (0, None), "plan_level": (0, self._n_levels),
+            "agent_type": (0, len(self.type_names) - 1), "failed_goal": (-1, G - 1),
+            "interrupted_action": (-1, A - 1),
         }
         for name, (lo, hi) in ranges.items():
             arr = arrays[name]

@@ -1,0 +1,423 @@
+"""The embedding API a game programmer relies on: the action lifecycle (non-interruptible actions, the interrupted
+event), commanded replans, pinned goals, spawn and reset forms, events as device lists, commands on device index
+lists, sensors with a cadence, and what crosses to the host."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import textwrap
+
+import numpy as np
+import pytest
+import warp as wp
+
+from goap.codes import EVENT_COUNTERS, EVENTS, event_bit
+from goap.domain import DomainBuilder
+from goap.kernels import semantics
+from goap.runtime import Brain, BrainError
+from goap.world import EngineWorld
+
+
+def guard_domain():
+    """A guard who walks between post and mess: cooking cannot be cut off once started."""
+    return (DomainBuilder("guard")
+            .enum("at", ["post", "field", "mess"], default="field")
+            .int("hunger", 0, 4)
+            .bool("has_food")
+            .action("walk_post", cost=1, pre={"at": "!= post"}, effects={"at": "post"})
+            .action("walk_mess", cost=1, pre={"at": "!= mess"}, effects={"at": "mess"})
+            .action("cook", cost=1, pre={"at": "mess", "has_food": False}, effects={"has_food": True},
+                    interruptible=False)
+            .action("eat", cost=1, pre={"has_food": True}, effects={"hunger": 0, "has_food": False})
+            .goal("guard", want={"at": "post"}, priority=5)
+            .goal("fed", want={"hunger": 0}, priority=12)
+            .build())
+
+
+def h(arr):
+    return arr.numpy()
+
+
+def action(brain, name):
+    return brain.domain.action_index(name)
+
+
+def goal(brain, name):
+    return brain.domain.goal_index(name)
+
+
+def guard_brain(n=4, **kw):
+    return Brain(guard_domain(), n, planner="reference", device="cpu", **kw)
+
+
+# --- frictions ---------------------------------------------------------------------------------------------------
+def test_a_pinned_goal_that_holds_is_released_and_the_agent_selects_by_priority():
+    brain = guard_brain(16)
+    brain.write_fact("at", "post", agents=[12])
+    brain.write_fact("hunger", 4, agents=[12])
+    brain.set_goal([12], "guard")  # already holds
+    brain.tick()
+    assert h(brain.pinned_goal)[12] == -1
+    assert h(brain.goal)[12] == goal(brain, "fed")
+    assert brain.agent_plan(12) == ["walk_mess", "cook", "eat"]
+
+
+def test_commanded_replans_are_counted_and_have_the_replan_event():
+    brain = guard_brain(100)
+    brain.write_fact("hunger", 3)
+    brain.tick()  # every agent plans for fed and starts walking
+    brain.tick()
+    acting = np.flatnonzero(h(brain.action) >= 0)[:80]
+    assert len(acting) == 80
+    before = brain.counters["replan_commanded"]
+    brain.replan(acting)
+    brain.tick()
+    assert brain.counters["replan_commanded"] - before == 80
+    assert brain.events.count("replan") == 80
+    assert list(brain.events.agents("replan")) == list(acting)
+
+
+def test_read_field_example_in_the_docs_stays_in_range(tmp_path):
+    """The docstring's kernel, run as written, on an int fact whose range (0..4) is not 2^k - 1."""
+    doc = semantics.__doc__
+    block = textwrap.dedent(doc[doc.index("::") + 2:])
+    kernel_src, launch_src = block.split("\nslot = ", 1)
+    path = tmp_path / "doc_example.py"
+    path.write_text("import warp as wp\nfrom goap.kernels.semantics import read_field, write_field\n" + kernel_src)
+    spec = importlib.util.spec_from_file_location("doc_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    brain = guard_brain(3)
+    for _ in range(6):  # 6 increments of a fact that tops out at 4
+        exec("slot = " + launch_src, {"wp": wp, "brain": brain, "starve": module.starve})
+        brain.tick()  # the input check refuses a value above the range
+    assert list(h(brain.read_fact("hunger"))) == [4, 4, 4]
+
+
+def test_spawn_and_reset_take_one_dict_a_list_of_dicts_or_packed_rows():
+    brain = guard_brain(8, n_alive=2)
+    got = brain.spawn(2, states={"hunger": 3})
+    assert list(got) == [2, 3]
+    assert list(h(brain.read_fact("hunger", got))) == [3, 3]
+    got = brain.spawn(2, states=[{"hunger": 1}, {"hunger": 2, "at": "mess"}])
+    assert list(h(brain.read_fact("hunger", got))) == [1, 2]
+    assert list(h(brain.read_fact("at", got))) == [1, 2]
+    row = brain.tables.pack(brain.domain.state({"hunger": 4}))
+    got = brain.spawn(1, states=row[None])
+    assert h(brain.read_fact("hunger", got))[0] == 4
+    brain.reset_agents([0, 1], states={"has_food": True})
+    assert list(h(brain.read_fact("has_food", [0, 1]))) == [1, 1]
+    with pytest.raises(ValueError, match="unknown fact 'thirst'"):
+        brain.reset_agents([0], states={"thirst": 1})
+    with pytest.raises(ValueError, match="out of range"):
+        brain.reset_agents([0], states={"hunger": 9})
+    with pytest.raises(ValueError, match="states must be None, a dict"):
+        brain.reset_agents([0], states="hunger")
+    with pytest.raises(ValueError, match="3 state dicts given for 2 agents"):
+        brain.reset_agents([0, 1], states=[{}, {}, {}])
+
+
+def test_spawn_and_reset_keep_the_costs_and_enabled_rows_a_game_wrote():
+    brain = guard_brain(4, n_alive=2)
+    costs, enabled = h(brain.costs).copy(), h(brain.enabled).copy()
+    costs[:, action(brain, "cook")] = 7.5
+    enabled[:, action(brain, "eat")] = False
+    brain.assign("costs", costs)
+    brain.assign("enabled", enabled)
+    brain.reset_agents([0])
+    brain.spawn(1)
+    for i in (0, 2):
+        assert h(brain.costs)[i, action(brain, "cook")] == 7.5
+        assert not h(brain.enabled)[i, action(brain, "eat")]
+    brain.reset_agents([0], costs="domain", enabled=True)
+    assert h(brain.costs)[0, action(brain, "cook")] == 1.0 and h(brain.enabled)[0].all()
+    assert h(brain.costs)[2, action(brain, "cook")] == 7.5
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
+def test_costs_are_checked_in_a_warp_brain(bad):
+    brain = Brain(guard_domain(), 4, planner="warp", device="cpu")
+    brain.write_fact("hunger", 2)
+    costs = h(brain.costs).copy()
+    costs[2, action(brain, "cook")] = bad
+    brain.assign("costs", costs)
+    with pytest.raises(BrainError, match=r"agent 2: action 'cook' has cost"):
+        brain.tick()
+
+
+def test_a_failed_search_keeps_the_goal_it_failed():
+    brain = guard_brain(3)
+    brain.write_fact("hunger", 2, agents=[1])
+    enabled = h(brain.enabled).copy()
+    enabled[1, action(brain, "cook")] = False  # the only way to food
+    brain.assign("enabled", enabled)
+    brain.tick()
+    assert h(brain.goal)[1] == -1 and h(brain.failed_goal)[1] == goal(brain, "fed")
+    assert list(h(brain.failed_goal)[[0, 2]]) == [-1, -1]
+
+
+def test_set_goal_with_swapped_arguments_says_so():
+    brain = guard_brain(12)
+    with pytest.raises(ValueError, match=r"takes the agents first"):
+        brain.set_goal("guard", [10])
+
+
+def test_summary_has_the_world_score_and_restore_without_the_world_is_refused(tmp_path):
+    domain = guard_domain()
+
+    class Scored(EngineWorld):
+        def score(self):
+            return {"guards_fed": 3.0}
+
+    brain = Brain(domain, 4, Scored(domain), planner="reference", device="cpu")
+    brain.tick()
+    assert brain.summary()["world_score"] == {"guards_fed": 3.0}
+    path = tmp_path / "s.npz"
+    brain.snapshot(path)
+    bare = Brain(domain, 4, planner="reference", device="cpu")
+    before = bare.state_hash()
+    with pytest.raises(Exception, match="world"):
+        bare.restore(path)
+    assert bare.state_hash() == before
+
+
+def test_set_action_status_reports_actions_on_every_device():
+    brain = guard_brain(2)
+    brain.write_fact("hunger", 2)
+    brain.tick()  # walk_mess starts
+    brain.set_action_status([0], "done")
+    brain.tick()
+    assert brain.counters["actions_done"] == 1
+    assert h(brain.action)[0] == action(brain, "cook") and h(brain.action)[1] == action(brain, "walk_mess")
+    with pytest.raises(ValueError, match="unknown action status"):
+        brain.set_action_status([0], "finished")
+
+
+# --- the action lifecycle ----------------------------------------------------------------------------------------
+def run_until_cooking(brain, i=0):
+    """Hungry agent i walks to the mess (done at once) and starts cooking; returns after cook ran one tick."""
+    brain.write_fact("hunger", 3, agents=[i])
+    brain.tick()  # plan [walk_mess, cook, eat]; walk_mess starts
+    brain.set_action_status([i], "done")
+    brain.tick()  # walk_mess done; cook starts
+    assert h(brain.action)[i] == action(brain, "cook")
+    brain.tick()  # cook runs (RUNNING): under way
+
+
+def test_an_interruptible_action_under_way_is_interrupted_by_a_goal_change_and_named():
+    brain = guard_brain(2)
+    brain.write_fact("hunger", 3, agents=[0])
+    brain.tick()
+    brain.tick()  # walk_mess running a tick
+    brain.set_goal([0], "guard")
+    brain.tick()
+    assert list(brain.events.agents("action_interrupted")) == [0]
+    assert h(brain.interrupted_action)[0] == action(brain, "walk_mess")
+    assert brain.counters["actions_interrupted"] == 1
+    assert h(brain.goal)[0] == goal(brain, "guard")
+    brain.tick()
+    assert h(brain.interrupted_action)[0] == -1 and brain.events.count("action_interrupted") == 0
+
+
+def test_a_non_interruptible_action_finishes_before_a_new_goal_takes_over():
+    brain = guard_brain(2)
+    run_until_cooking(brain)
+    brain.set_goal([0], "guard")
+    for _ in range(3):
+        brain.tick()
+        assert h(brain.goal)[0] == goal(brain, "fed") and h(brain.action)[0] == action(brain, "cook")
+        assert brain.events.count("action_interrupted") == 0
+    brain.set_action_status([0], "done")
+    brain.tick()  # cook done at the start of the tick; then the pin takes over
+    assert h(brain.goal)[0] == goal(brain, "guard")
+    assert brain.counters["actions_interrupted"] == 0
+    assert h(brain.read_fact("has_food", [0]))[0] == 1
+
+
+def test_a_non_interruptible_action_finishes_before_a_commanded_replan():
+    brain = guard_brain(2)
+    run_until_cooking(brain)
+    brain.replan([0])
+    brain.tick()
+    assert h(brain.action)[0] == action(brain, "cook") and brain.counters["replan_commanded"] == 0
+    brain.set_action_status([0], "done")
+    brain.tick()
+    assert brain.counters["replan_commanded"] == 1
+    assert brain.events.count("action_interrupted") == 0
+    assert brain.agent_plan(0) == ["eat"]
+
+
+def test_the_world_can_fail_a_non_interruptible_action():
+    brain = guard_brain(2)
+    run_until_cooking(brain)
+    brain.set_action_status([0], "failed")
+    brain.tick()
+    assert brain.counters["replan_action_failed"] == 1 and brain.counters["actions_failed"] == 1
+    assert brain.events.count("action_interrupted") == 0
+
+
+def test_an_interrupted_action_by_a_commanded_replan():
+    brain = guard_brain(2)
+    brain.write_fact("hunger", 3)
+    brain.tick()
+    brain.tick()
+    brain.replan(wp.array([1], dtype=wp.int32, device=brain.device))  # a device list: no host trip
+    brain.tick()
+    assert list(brain.events.agents("action_interrupted")) == [1]
+    assert h(brain.interrupted_action)[1] == action(brain, "walk_mess")
+
+
+def test_interruptible_is_read_from_the_domain_file():
+    from goap.domain import domain_from_spec
+    from goap.domain_file import domain_to_spec
+
+    d = guard_domain()
+    spec = domain_to_spec(d)
+    assert spec["actions"]["cook"]["interruptible"] is False and "interruptible" not in spec["actions"]["eat"]
+    assert domain_from_spec(spec).actions[action_index(d, "cook")].interruptible is False
+    spec["actions"]["eat"]["interruptible"] = "no"
+    with pytest.raises(ValueError, match="'interruptible' must be true or false"):
+        domain_from_spec(spec)
+
+
+def action_index(d, name):
+    return d.action_index(name)
+
+
+# --- events -----------------------------------------------------------------------------------------------------
+def test_event_lists_counts_and_masks_agree_with_the_bits():
+    domain = guard_domain()
+    world = EngineWorld(domain, duration=2, drift_p=0.05, fail_p=0.2)
+    brain = Brain(domain, 300, world, planner="reference", device="cpu", seed=3)
+    seen = {name: 0 for name in EVENTS}
+    calls = []
+    brain.on("action_failed", lambda b, ids: calls.append((b.tick_count, ids.numpy().copy())))
+    for _ in range(25):
+        brain.tick()
+        bits = h(brain.events.bits)
+        for name in EVENTS:
+            want = np.flatnonzero(bits & np.uint32(event_bit(name)))
+            assert brain.events.count(name) == len(want), name
+            assert list(brain.events.agents(name)) == list(want), name
+            assert list(h(brain.events.mask(name))) == list((bits & np.uint32(event_bit(name))) != 0), name
+            lst = brain.events.list(name)
+            assert h(lst.count)[0] == len(want) and list(h(lst.ids)[: len(want)]) == list(want)
+            seen[name] += len(want)
+    for name in ("action_started", "action_finished", "action_failed", "goal_achieved", "plan_found", "replan",
+                 "goal_changed"):
+        assert seen[name] > 0, name
+    assert calls and all(len(ids) for _, ids in calls)
+    assert sum(len(ids) for _, ids in calls) == seen["action_failed"]
+    assert set(EVENT_COUNTERS) == set(EVENTS)
+
+
+def test_events_and_commands_add_no_host_traffic_that_grows_with_the_agents():
+    def run(n):
+        domain = guard_domain()
+        brain = Brain(domain, n, EngineWorld(domain, duration=2, drift_p=0.05), planner="reference",
+                      device="cpu", check_inputs=False)
+        some = wp.array(np.arange(0, n, 7, dtype=np.int32), dtype=wp.int32, device=brain.device)
+        out = wp.zeros(n, dtype=wp.int64, device=brain.device)
+        sizes = []
+        for _ in range(6):
+            brain.tick()
+            brain.events.count("goal_achieved")
+            brain.events.indices("replan")
+            brain.events.mask("plan_found")
+            brain.replan(some)
+            brain.set_goal(some, "guard")
+            brain.clear_goal(some)
+            brain.read_fact("hunger", out=out)
+            brain.write_fact("hunger", 1, agents=some)
+            sizes.append(brain.host_bytes_per_tick)
+        return sizes
+
+    small, large = run(200), run(2000)
+    assert small[1:] == large[1:]
+    assert max(large) < 1024
+
+
+def test_n_alive_and_spawn_read_a_few_bytes():
+    brain = guard_brain(1000, n_alive=10)
+    brain.tick()
+    base = brain.host_bytes_per_tick
+    assert brain.n_alive == 10
+    brain.spawn(5)
+    brain.tick()
+    assert brain.host_bytes_per_tick - base == 4 + 4 + 4 * 5
+
+
+# --- sensors ------------------------------------------------------------------------------------------------------
+@wp.kernel
+def stamp(clock: wp.array(dtype=wp.int64), rows: wp.array(dtype=wp.int32), last: wp.array(dtype=wp.int64),
+          times: wp.array(dtype=wp.int32)):
+    i = rows[wp.tid()]
+    if i < 0:
+        return
+    last[i] = clock[0]
+    times[i] = times[i] + 1
+
+
+def test_a_sensor_with_a_cadence_runs_each_agent_on_its_own_ticks():
+    n, every = 50, 4
+    brain = guard_brain(n)
+    last = wp.full(n, -1, dtype=wp.int64, device=brain.device)
+    times = wp.zeros(n, dtype=wp.int32, device=brain.device)
+    brain.add_sensor(lambda b, rows: b.launcher.launch(stamp, rows.shape[0], [b.clock, rows, last, times]),
+                     every=every, facts=("hunger",), name="stamp")
+    assert brain.sensed_facts == ("hunger",)
+    history = []
+    for _ in range(12):
+        brain.tick()
+        history.append(h(last).copy())
+    assert (h(times) == 3).all()
+    for t, snap in enumerate(history):  # tick t senses exactly the agents with i % every == t % every
+        sensed = np.flatnonzero(snap == t)
+        assert list(sensed) == [i for i in range(n) if i % every == t % every]
+    with pytest.raises(ValueError, match="cadence"):
+        brain.add_sensor(lambda b, rows: None, every=0)
+    with pytest.raises(ValueError, match="unknown fact 'thirst'"):
+        brain.add_sensor(lambda b, rows: None, facts=("thirst",))
+
+
+def test_sensor_cadence_is_deterministic_and_captured_bit_for_bit():
+    def run(capture):
+        domain = guard_domain()
+        brain = Brain(domain, 64, EngineWorld(domain, duration=2, drift_p=0.02), planner="warp", device="cpu",
+                      capture=capture, seed=5)
+        times = wp.zeros(64, dtype=wp.int32, device=brain.device)
+        last = wp.full(64, -1, dtype=wp.int64, device=brain.device)
+        slot = brain.fact_slot("hunger")
+
+        def hunger_sensor(b, rows):
+            b.launcher.launch(stamp, rows.shape[0], [b.clock, rows, last, times])
+            b.launcher.launch(grow_hunger, rows.shape[0], [b.agents.states, rows, slot.word, slot.shift,
+                                                            wp.uint64(slot.mask), wp.uint64(slot.top)])
+
+        brain.add_sensor(hunger_sensor, every=3, facts=("hunger",))
+        for _ in range(15):
+            brain.tick()
+        return brain.state_hash(), h(times).copy()
+
+    plain, captured = run(False), run(True)
+    assert plain[0] == captured[0] and (plain[1] == captured[1]).all()
+    assert run(False)[0] == plain[0]
+
+
+@wp.kernel
+def grow_hunger(states: wp.array2d(dtype=wp.uint64), rows: wp.array(dtype=wp.int32), word: int, shift: int,
+                mask: wp.uint64, top: wp.uint64):
+    i = rows[wp.tid()]
+    if i < 0:
+        return
+    v = semantics.read_field(states, i, word, shift, mask)
+    if v < top:
+        semantics.write_field(states, i, word, shift, mask, v + wp.uint64(1))
+
+
+def test_docs_of_events_name_the_cost_of_each_call():
+    from goap.runtime.inspection import Events
+
+    for call in ("count(name)", "mask(name)", "list(name)", "indices(name)", "agents(name)"):
+        assert re.search(re.escape(call), Events.__doc__), call
