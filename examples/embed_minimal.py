@@ -123,7 +123,8 @@ def main() -> None:
     hunger = brain.read_fact("hunger").numpy()  # one fact by name, as a device array
     s = brain.summary(warmup=10)
     print(f"{args.ticks} ticks, {s['ms_per_tick']['mean']:.2f} ms/tick, {meals} goals reached, "
-          f"mean hunger {hunger.mean():.2f}, idle {s['idle_fraction']:.0%}")
+          f"mean hunger {hunger.mean():.2f}, idle {s['idle_fraction']:.0%}, "
+          f"{brain.host_bytes_per_tick} bytes read from the device a tick")
     goal = int(brain.goal.numpy()[0])
     print(f"agent 0 pursues '{DOMAIN.goals[goal].name if goal >= 0 else '-'}', plan {brain.agent_plan(0)}, "
           f"doing {DOMAIN.actions[a].name if (a := int(brain.action.numpy()[0])) >= 0 else 'nothing'}, "
