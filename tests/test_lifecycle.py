@@ -421,3 +421,18 @@ def test_docs_of_events_name_the_cost_of_each_call():
 
     for call in ("count(name)", "mask(name)", "list(name)", "indices(name)", "agents(name)"):
         assert re.search(re.escape(call), Events.__doc__), call
+
+
+def test_a_world_event_that_breaks_the_preconditions_interrupts_only_an_interruptible_action():
+    brain = guard_brain(2)
+    brain.write_fact("hunger", 3)
+    brain.tick()
+    brain.tick()  # both walk to the mess (interruptible)
+    brain.write_fact("at", "mess", agents=[0])  # the world moves agent 0: walk_mess no longer applies
+    brain.tick()
+    assert list(brain.events.agents("action_interrupted")) == [0]
+    assert brain.counters["replan_invalid"] == 1
+    run_until_cooking(brain, 1)
+    brain.write_fact("at", "post", agents=[1])  # cook's precondition breaks, but cook runs to its end
+    brain.tick()
+    assert h(brain.action)[1] == action(brain, "cook") and brain.events.count("action_interrupted") == 0
