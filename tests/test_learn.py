@@ -363,3 +363,67 @@ def test_train_utility_example_runs_small():
     )
     assert r.returncode == 0, r.stderr
     assert "feasible AUC" in r.stdout and "failed_plans_per_goal" in r.stdout
+
+
+class RecordingScorer:
+    """A row scorer with a fixed rule (score of goal g = priority + g / 10 for odd agents, - g / 10 for even), that
+    records which agents it was asked about."""
+
+    def __init__(self, every):
+        self.every = every
+        self.asked: list[np.ndarray] = []
+
+    @staticmethod
+    def rule(ids, prio):
+        g = np.arange(prio.shape[1], dtype=np.float32)
+        sign = np.where(ids % 2 == 1, 1.0, -1.0).astype(np.float32)[:, None]
+        return prio + sign * g / 10
+
+    def score_rows(self, brain, rows):
+        ids = rows.numpy().astype(np.int64)
+        self.asked.append(ids)
+        return self.rule(ids, brain.priorities.numpy()[ids])
+
+    def __call__(self, brain):  # the same rule over every agent
+        ids = np.arange(brain.n_agents)
+        return self.rule(ids, brain.priorities.numpy())
+
+
+def test_a_row_scorer_scores_only_the_agents_due_and_chooses_as_a_full_scorer_would():
+    domain = abc_domain()
+    n, every = 40, 4
+    rng = np.random.default_rng(0)
+    prio = rng.uniform(0.5, 3.0, (n, 3)).astype(np.float32)
+    full_rule = RecordingScorer(every)
+    rows_brain = Brain(domain, n, planner="reference", goal_scorer=full_rule)
+    whole = Brain(domain, n, planner="reference", goal_scorer=lambda b: full_rule(b))
+    for b in (rows_brain, whole):
+        b.assign("priorities", prio)
+    for t in range(6):
+        goal = rows_brain.goal.numpy().copy()
+        holds = rows_brain.current_goal_satisfied()
+        want = np.flatnonzero((goal < 0) | holds | ((np.arange(n) + t) % every == 0))
+        rows_brain.tick()
+        whole.tick()
+        assert list(full_rule.asked[-1]) == list(want), t
+        asked = full_rule.asked[-1]
+        assert (rows_brain.goal.numpy()[asked] == whole.goal.numpy()[asked]).all(), t
+    assert len(full_rule.asked[0]) == n  # the first tick: nobody has a goal
+    assert len(full_rule.asked[-1]) < n
+
+
+def test_the_utility_selector_as_a_row_scorer_matches_its_full_scores(trained):
+    domain, model, _ = trained
+    brain = Brain(domain, 30, planner="reference")
+    rng = np.random.default_rng(4)
+    log = synth_log(domain, rows=30, seed=5)
+    brain.assign("states", np.array(log.columns["states"], dtype=np.uint64))
+    brain.assign("priorities", rng.uniform(0.5, 2, (30, len(domain.goals))).astype(np.float32))
+    sel = UtilitySelector(model, domain, keep_predictions=True, cache=False)
+    import warp as wp
+
+    rows = wp.array(np.array([3, 7, 8, 29], dtype=np.int32), device=brain.device)
+    part = sel.score_rows(brain, rows).numpy()
+    np.testing.assert_allclose(part, sel(brain)[[3, 7, 8, 29]], rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="every must be"):
+        UtilitySelector(model, domain, every=0)

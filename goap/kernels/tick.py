@@ -660,6 +660,35 @@ def scatter_list(
 
 
 @wp.kernel
+def select_due(
+    agents: Agents, tick: wp.array(dtype=wp.int64), gt: GoalTables, every: int, flag: wp.array(dtype=wp.int32),
+):
+    """The agents a row scorer scores this tick (flag 1): live agents that will choose a goal afresh (no goal, or
+    their goal holds now) and, staggered by index, every ``every`` ticks each of the others (``(i + tick) %
+    every == 0``), so that a pursued goal can still be outscored."""
+    i = wp.tid()
+    flag[i] = 0
+    if not agents.alive[i]:
+        return
+    g = agents.goal[i]
+    due = g < 0
+    if not due:
+        due = goal_satisfied(agents.states, i, gt.mask, gt.value, gt.ints, g)
+    if not due:
+        due = (wp.int64(i) + tick[0]) % wp.int64(every) == wp.int64(0)
+    if due:
+        flag[i] = 1
+
+
+@wp.kernel
+def scatter_scores(rows: wp.array(dtype=wp.int32), src: wp.array2d(dtype=wp.float32),
+                   dst: wp.array2d(dtype=wp.float32)):
+    """Row t of ``src`` (a row scorer's scores) into row ``rows[t]`` of the brain's score buffer."""
+    t, g = wp.tid()
+    dst[rows[t], g] = src[t, g]
+
+
+@wp.kernel
 def count_alive(agents: Agents, out: wp.array(dtype=wp.int32)):
     if agents.alive[wp.tid()]:
         wp.atomic_add(out, 0, 1)

@@ -17,6 +17,12 @@ With ``alpha = beta = gamma = 0`` the scores are the priorities: the brain behav
 brain still decides eligibility: a goal that holds, is cooling down or has priority <= 0 is never picked,
 whatever it scores.
 
+In a brain the selector is a *row scorer* (`score_rows`): each tick the brain compacts, on the device, the agents
+that choose a goal afresh (no goal, or theirs holds) and, staggered by index, every ``every`` ticks each of the
+others, and the selector runs only those rows through the model: gathered from the brain's arrays with torch
+zero-copy views (on the CPU and on CUDA), one batched forward pass, scores written back into those rows of the
+brain's score buffer. Called with the whole brain (``selector(brain)``) it scores every agent.
+
     brain = Brain(domain, n, world=world, goal_scorer=UtilitySelector.load("model.pt", domain))
 """
 
@@ -61,6 +67,8 @@ class UtilitySelector:
             default because torch's pool competes with Warp's CPU planner threads for the same cores (measured:
             26.5 ms per village tick without the selector, 102 ms with torch's default threads, 15.1 ms with
             one); None leaves torch's setting alone.
+        every: in a brain, each agent that pursues a goal is scored again every ``every`` ticks (staggered);
+            agents choosing a goal afresh are scored on the tick they choose (see the module docstring).
     """
 
     def __init__(
@@ -75,10 +83,14 @@ class UtilitySelector:
         keep_predictions: bool = False,
         cache: bool = True,
         torch_threads: int | None = 1,
+        every: int = 8,
     ):
         for name, v in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
             if not np.isfinite(v) or v < 0:
                 raise ValueError(f"{name} must be a finite number >= 0, got {v}")
+        if not isinstance(every, int) or isinstance(every, bool) or every < 1:
+            raise ValueError(f"every must be an integer >= 1, got {every!r}")
+        self.every = every
         model.check_domain(domain)
         self.layout = FeatureLayout.from_domain(domain)
         self.device = torch.device(device)
@@ -91,6 +103,7 @@ class UtilitySelector:
         self.alpha, self.beta, self.gamma = float(alpha), float(beta), float(gamma)
         self.keep_predictions = keep_predictions
         self.last: dict[str, np.ndarray] = {}
+        self.last_rows = np.zeros(0, dtype=np.int64)
         self.cache = cache
         self.calls = 0
         self.seconds = 0.0
@@ -163,6 +176,33 @@ class UtilitySelector:
 
     def __call__(self, brain: Brain) -> np.ndarray:
         return self.scores(_host(brain.states), _host(brain.priorities))
+
+    def score_rows(self, brain: Brain, rows: Any) -> torch.Tensor:
+        """float32 [len(rows), G] scores of the agents ``rows`` (a device int32 Warp array of the brain's): their
+        packed states and priorities are gathered through zero-copy torch views of the brain's arrays, and run
+        through the model in one batch on the selector's device. ``last_rows`` keeps the rows scored."""
+        import warp as wp
+
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            idx = wp.to_torch(rows).long()
+            states = wp.to_torch(brain.states.view(wp.int64)).index_select(0, idx).to(self.device)
+            prio = wp.to_torch(brain.priorities).index_select(0, idx).to(self.device)
+            raw = self.model.forward_grid(self.layout.state_features_torch(states, self._tables))
+            p, cost, value = self.model.decode(raw)
+            score = prio * p.pow(self.alpha) if self.alpha != 1.0 else prio * p
+            if self.beta:
+                score = score + self.beta * value
+            if self.gamma:
+                score = score - self.gamma * cost
+            self.rows_predicted += int(idx.shape[0])
+            if self.keep_predictions:
+                self.last_rows = idx.cpu().numpy().copy()
+                self.last = {"p_feasible": p.cpu().numpy().copy(), "cost": cost.cpu().numpy().copy(),
+                             "value": value.cpu().numpy().copy(), "score": score.cpu().numpy().copy()}
+        self.calls += 1
+        self.seconds += time.perf_counter() - t0
+        return score.float().contiguous()
 
     def __repr__(self) -> str:
         return (f"UtilitySelector(domain={self.model.domain_name!r}, alpha={self.alpha}, beta={self.beta}, "

@@ -38,7 +38,11 @@ class BrainConfig:
         goal_scorer: (live) called with the brain each tick after ``sense``; returns float32 [N, G] scores (numpy, a
             Warp array on the brain's device, or a torch tensor) that replace ``priorities`` when goals are compared.
             Eligibility is unchanged: a goal that holds, cools down or has priority <= 0 is never picked. It runs on
-            the host between captured graphs; its scores are copied into a device buffer the graph reads.
+            the host between captured graphs; its scores are copied into a device buffer the graph reads. A *row
+            scorer* (an object with ``score_rows(brain, rows)``) is asked only about the agents due this tick: a
+            device int32 list of those that choose a goal afresh (none, or theirs holds) and, staggered, every
+            ``scorer.every`` ticks each other agent (`goap.kernels.tick.select_due`); it returns [len(rows), G]
+            scores, written into those agents' rows of the buffer (the others keep their last scores).
         n_alive: agents alive at the start (the first rows); the rest are free rows for ``spawn``. None: all.
         check_inputs: (live) check what the game and the world write (action statuses and indices, packed states,
             costs: finite and in 0..1e12 for every planner) every tick and raise `goap.runtime.BrainError` naming

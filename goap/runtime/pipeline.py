@@ -291,27 +291,56 @@ class Pipeline:
 
     # --- host steps --------------------------------------------------------------------------------------------
     def _score_goals(self) -> None:
-        """Call the goal scorer and copy its scores into the device buffer ``decide`` reads."""
+        """Call the goal scorer and copy its scores into the device buffer ``decide`` reads: every agent's, or, for
+        a row scorer, the due agents' rows (`_score_rows`)."""
+        if callable(getattr(self.goal_scorer, "score_rows", None)):
+            self._score_rows()
+            return
+        s = self._scores_on_device(self.goal_scorer(self), tuple(self.arrays.priorities.shape))
+        if self.n_agents and s.shape[1]:
+            self._wp.copy(self._scores, s)
+
+    def _score_rows(self) -> None:
+        """A row scorer: compact the due agents on the device, read their number (4 bytes), ask the scorer about
+        them only, and scatter its rows into the score buffer."""
+        wp, k, N = self._wp, self._kernels, self.n_agents
+        if not N:
+            return
+        every = int(getattr(self.goal_scorer, "every", 1) or 1)
+        if every < 1:
+            raise ValueError(f"goal_scorer.every must be an integer >= 1, got {every!r}")
+        ids, count = self._list_buffers("score")
+        self.launcher.launch(k.select_due, N, [self.agents, self._tick, self._tables_d.goals, every,
+                                               self._event_flag], record=False)
+        wp.utils.array_scan(self._event_flag, self._event_pos, inclusive=False)
+        self.launcher.launch(k.scatter_list, N, [self._event_flag, self._event_pos, ids, count], record=False)
+        n = int(self._host(count)[0])
+        if not n:
+            return
+        rows = ids[:n]
+        G = self.arrays.priorities.shape[1]
+        s = self._scores_on_device(self.goal_scorer.score_rows(self, rows), (n, G))
+        if G:
+            self.launcher.launch(k.scatter_scores, (n, G), [rows, s, self._scores], record=False)
+
+    def _scores_on_device(self, s: Any, shape: tuple[int, int]) -> Any:
+        """A scorer's output (a Warp array on the brain's device, a torch tensor or host data) as a float32 Warp
+        array of ``shape`` on the device, checked."""
         wp = self._wp
-        s = self.goal_scorer(self)
-        shape = tuple(self.arrays.priorities.shape)
         if isinstance(s, wp.array):
             if s.device != self.device or s.dtype != wp.float32 or tuple(s.shape) != shape:
                 raise ValueError(f"goal_scorer returned a {s.dtype.__name__} array of shape {tuple(s.shape)} on "
                                  f"{s.device}; expected float32 {shape} on {self.device}")
-        elif type(s).__module__.startswith("torch"):
+            return s
+        if type(s).__module__.startswith("torch"):
             s = wp.from_torch(s.detach().float().contiguous())
             if tuple(s.shape) != shape:
                 raise ValueError(f"goal_scorer returned shape {tuple(s.shape)}, expected {shape}")
-            if s.device != self.device:
-                s = s.to(self.device)
-        else:
-            s = np.ascontiguousarray(s, dtype=np.float32)
-            if s.shape != shape:
-                raise ValueError(f"goal_scorer returned shape {s.shape}, expected {shape}")
-            s = wp.array(s, dtype=wp.float32, device=self.device)
-        if self.n_agents and shape[1]:
-            wp.copy(self._scores, s)
+            return s if s.device == self.device else s.to(self.device)
+        s = np.ascontiguousarray(s, dtype=np.float32)
+        if s.shape != shape:
+            raise ValueError(f"goal_scorer returned shape {s.shape}, expected {shape}")
+        return wp.array(s, dtype=wp.float32, device=self.device)
 
     def _call_plan_hooks(self) -> None:
         a = self.arrays
