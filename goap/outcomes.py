@@ -1,7 +1,10 @@
 """Planning outcomes, logged per planning call: what was asked, what the planner said, and what followed.
 
 One row per agent planned: the packed state and goal at planning time, the planner's status, cost, length and
-expansions, and then whether the goal was achieved (and how many ticks later) or abandoned. Columns are numpy
+expansions, and then whether the goal was achieved (and how many ticks later) or abandoned. With a world that
+reports each agent's contribution to its objective (`goap.world.World.contribution`), ``gain`` is how much the
+agent's contribution changed from the plan's start until the goal was reached or abandoned, ``ticks_open`` the
+ticks in between: what pursuing that goal from that state was worth to the world. Columns are numpy
 arrays, saved as one ``.npz`` with the domain's fingerprint, so logs from several runs can be appended and a
 model trained on one domain is never fed another's data.
 """
@@ -28,7 +31,11 @@ COLUMNS: dict[str, Any] = {
     "achieved": np.int8,  # 1 achieved, 0 abandoned or failed, -1 still open
     "ticks_to_goal": np.int32,  # -1 unless achieved
     "reward": np.float32,  # the goal's priority when planned
+    "gain": np.float32,  # change of the agent's contribution to the world objective until closed; NaN: unknown
+    "ticks_open": np.int32,  # ticks from planning until the goal was reached or abandoned; -1 while open
 }
+#: Columns a log written before they existed lacks: `OutcomeLog.load` fills them with these (unknown) values.
+LATER_COLUMNS = {"gain": np.nan, "ticks_open": -1}
 
 
 #: Largest outcome log `OutcomeLog.load` inflates (the sum of its columns' bytes), checked from the array headers
@@ -79,7 +86,7 @@ class OutcomeLog:
         log = cls.for_domain(domain, states.shape[1])
         n = len(states)
         defaults = {"tick": 0, "status": 0, "cost": np.nan, "length": 0, "expanded": 0, "achieved": -1,
-                    "ticks_to_goal": -1, "reward": 0.0}
+                    "ticks_to_goal": -1, "reward": 0.0, **LATER_COLUMNS}
         unknown = set(columns) - set(COLUMNS)
         if unknown:
             raise ValueError(f"unknown column '{sorted(unknown)[0]}'")
@@ -93,8 +100,10 @@ class OutcomeLog:
         return log
 
     def add(self, block: dict[str, np.ndarray]) -> np.ndarray:
-        """Append rows (every column, same length); returns their row indices."""
+        """Append rows (every column, same length; ``gain`` and ``ticks_open`` may be left out: unknown, open);
+        returns their row indices."""
         k = len(block["goal"])
+        block = {**{name: np.full(k, fill, COLUMNS[name]) for name, fill in LATER_COLUMNS.items()}, **block}
         need = self._n + k
         if need > len(self._data["goal"]):
             cap = max(need, 2 * len(self._data["goal"]), 1024)
@@ -178,6 +187,9 @@ class OutcomeLog:
             ) from None
         except Exception as e:  # a damaged archive fails in zlib, zipfile, the .npy header parser, numpy...
             raise ValueError(f"{path}: not a readable outcome log ({type(e).__name__})") from None
+        for k, fill in LATER_COLUMNS.items():
+            if k not in arrays and "states" in arrays:
+                arrays[k] = np.full(len(arrays["states"]), fill, dtype=COLUMNS[k])
         missing = [k for k in ("states", "fingerprint", "domain_name", *COLUMNS) if k not in arrays]
         if missing:
             raise ValueError(f"{path}: not an outcome log (no column '{missing[0]}')")

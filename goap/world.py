@@ -37,7 +37,15 @@ brain applies its symbolic effects to ``states`` after ``act``; the next ``sense
 world knows better (a position, an inventory the world keeps itself).
 
 ``sensed_facts`` names the facts the world writes in ``sense``: ``goap validate --world NAME`` treats them as
-free (any value) when it asks which actions and goals can ever happen.
+free (any value) when it asks which actions and goals can ever happen. Facts a sensor registered with
+`goap.runtime.Brain.add_sensor` writes are added to ``brain.sensed_facts``.
+
+**Objective.** A world may say what its agents are for as a whole: ``score()["objective"]``, one scalar it tries
+to raise, per agent-minute (a village's goods less its hunger, a battle's control and kills less deaths), and
+``contribution(brain)``, a float32 [N] device array of each agent's running contribution to it (what its own
+actions earned, and lost). The objective's change over a run is the sum of the contributions' changes; outcome
+logging records, for every goal pursued, how much the agent's contribution changed until the goal was reached
+or abandoned (`goap.outcomes`), which is what a learned goal selector is trained to raise.
 
 **Capture.** ``capturable = True`` says that ``sense`` and ``act`` only launch device work (kernels, scans,
 sorts, memsets): no host reads, no copies from host data, and no per-tick value passed as a Python scalar (a
@@ -78,7 +86,7 @@ class World(Protocol):
         """Advance every agent's ``brain.action`` (-1: idle) and set ``brain.action_status``."""
 
     def score(self) -> dict[str, float]:
-        """The world's own measures of how well the agents do, for summaries."""
+        """The world's own measures of how well the agents do, for summaries (``"objective"``: see above)."""
 
     def get_state(self) -> dict[str, np.ndarray]:
         """Host copies of every array that defines the world now (RNG state included), for snapshots and hashes."""

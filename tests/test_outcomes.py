@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import warp as wp
 
 from goap import DomainBuilder
+from goap.kernels.agents import Agents
 from goap.outcomes import OutcomeLog
 from goap.planners import Status
 from goap.runtime import Brain
+from goap.world import DONE
 from tests.test_runtime import FarmWorld, farm_domain
 
 
@@ -90,3 +93,66 @@ def test_outcome_log_from_columns_checks_names():
         OutcomeLog.from_columns(farm_domain(), states=np.zeros((1, 1), np.uint64), goal=[0], colour=[1])
     empty = Brain(farm_domain(), 0, planner="reference").record_outcomes()
     assert len(empty) == 0 and empty.columns["states"].shape == (0, 1)
+
+
+@wp.kernel
+def _finish_and_pay(agents: Agents, pay: float, contribution: wp.array(dtype=wp.float32)):
+    """Every action is DONE the tick it runs, and pays the agent ``pay`` towards the world objective."""
+    i = wp.tid()
+    if agents.action[i] >= 0:
+        agents.action_status[i] = wp.int8(DONE)
+        contribution[i] = contribution[i] + pay
+
+
+class PayingWorld:
+    """A tiny world whose objective is the sum of what the agents' actions paid (`contribution`)."""
+
+    name = "paying"
+    capturable = True
+    sensed_facts = ()
+
+    def __init__(self, domain, pay):
+        self.domain, self.pay = domain, pay
+
+    def reset(self, brain, seed):
+        self.contrib = wp.zeros(brain.n_agents, dtype=wp.float32, device=brain.device)
+
+    def sense(self, brain):
+        pass
+
+    def act(self, brain, dt):
+        brain.launcher.launch(_finish_and_pay, brain.n_agents, [brain.agents, self.pay, self.contrib])
+
+    def contribution(self, brain):
+        return self.contrib
+
+    def score(self):
+        return {"objective": float(self.contrib.numpy().sum())}
+
+    def get_state(self):
+        return {"contrib": self.contrib.numpy().copy()}
+
+    def set_state(self, arrays):
+        self.contrib.assign(arrays["contrib"])
+
+
+def test_the_gain_column_is_what_the_goal_earned_the_world_hand_worked():
+    domain = (DomainBuilder("counter").int("x", 0, 3).int("y", 0, 1)
+              .action("inc", cost=1, pre={"x": "< 3"}, effects={"x": "+= 1"})
+              .action("flip", cost=1, pre={"y": 0}, effects={"y": 1})
+              .goal("three", want={"x": 3}, priority=5).goal("flipped", want={"y": 1}, priority=1)
+              .build())
+    brain = Brain(domain, 2, PayingWorld(domain, 0.5), planner="reference", device="cpu")
+    log = brain.record_outcomes()
+    for _ in range(8):
+        brain.tick()
+    c = log.columns
+    three, flipped = domain.goal_index("three"), domain.goal_index("flipped")
+    rows = {int(g): i for i, g in enumerate(c["goal"]) if c["achieved"][i] == 1}
+    # "three": plan [inc, inc, inc] at tick 1, done by the end of tick 3, seen reached at tick 4: 3 x 0.5, 3 ticks.
+    assert c["gain"][rows[three]] == 1.5 and c["ticks_open"][rows[three]] == 3
+    # "flipped": planned at tick 4, flip done the same tick, seen reached at tick 5: 0.5 in 1 tick.
+    assert c["gain"][rows[flipped]] == 0.5 and c["ticks_open"][rows[flipped]] == 1
+    total = float(np.nansum(c["gain"][c["achieved"] >= 0]))
+    assert total == 2 * 2.0  # both agents: the sum of the closed gains is the objective earned
+    assert brain.summary()["world_score"]["objective"] == 4.0

@@ -6,11 +6,13 @@ Heads (all read from one shared trunk):
   TOO_LONG). Trained with binary cross-entropy on every row.
 - **cost**: the expected plan cost, regressed as ``log1p(cost)`` (standardised) on the rows that have a plan.
   `predict` returns it in cost units (``expm1``).
-- **value**: the expected reward per tick of pursuing the goal: ``reward / max(1, ticks_to_goal)`` when the goal
-  was then achieved, 0 when the plan failed or was abandoned (``reward`` is the goal's priority when it was
-  planned). Regressed (standardised) on the rows whose outcome is known (``achieved`` 0 or 1, not the rows
-  still open when the log was saved). It is the rate at which that goal pays off, and it includes the chance
-  that it does not.
+- **value**: the expected gain per tick of pursuing the goal. Where the world reports its objective (the log's
+  ``gain``: the change of the agent's contribution to the world objective until the goal was reached or
+  abandoned), ``gain / max(1, ticks_open)``, reached or not; in logs without it, ``reward / max(1,
+  ticks_to_goal)`` when the goal was then achieved and 0 when the plan failed or was abandoned (``reward`` is
+  the goal's priority when it was planned). Regressed (standardised) on the rows whose outcome is known
+  (``achieved`` 0 or 1, not the rows still open when the log was saved). It is the rate at which that goal pays
+  off, and it includes the chance that it does not.
 
 Files: `save` writes ``torch.save`` of a dict of tensors and plain types only (the state dict, the feature
 names, the domain's fingerprint and name, the target standardisation, the hidden sizes, a format version and

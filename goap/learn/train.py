@@ -49,7 +49,7 @@ class Dataset:
     goal: np.ndarray  # int64[R]
     feasible: np.ndarray  # float32[R], 1 when the planner found a plan (OK or SATISFIED)
     log_cost: np.ndarray  # float32[R], log1p(cost); NaN without a plan
-    value: np.ndarray  # float32[R], achieved * reward / max(1, ticks_to_goal); NaN while the outcome is open
+    value: np.ndarray  # float32[R], objective gain per tick (or achieved * reward per tick); NaN while open
     dropped: int  # rows left out (no goal, or a status that is not an outcome of a search)
 
     def __len__(self) -> int:
@@ -73,6 +73,11 @@ def dataset(log: Any, domain: Domain) -> Dataset:
     ticks = np.asarray(c["ticks_to_goal"]).astype(np.float64)[idx]
     reward = np.asarray(c["reward"], dtype=np.float64)[idx]
     value = np.where(achieved == 1, reward / np.maximum(1.0, ticks), 0.0)
+    # Where the world reported its objective, the value is what the goal gained it per tick, reached or not.
+    gain = np.asarray(c["gain"], dtype=np.float64)[idx]
+    ticks_open = np.asarray(c["ticks_open"]).astype(np.float64)[idx]
+    measured = np.isfinite(gain) & (ticks_open >= 0)
+    value = np.where(measured, gain / np.maximum(1.0, ticks_open), value)
     value = np.where(achieved >= 0, value, np.nan)
     return Dataset(
         x=layout.row_features(np.asarray(c["states"])[idx], goal),

@@ -159,6 +159,7 @@ class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
         self._host_batch = None if self._device_planner else PlanBatch.empty(N, L)
         self._open_row = np.full(N, -1, dtype=np.int64)  # outcome rows (opt-in host logging only)
         self._open_tick = np.zeros(N, dtype=np.int64)
+        self._open_contribution = np.zeros(N, dtype=np.float64)
         self.events = Events(self)
         self.tick_count = 0
         self.counters: Counter[str] = Counter()

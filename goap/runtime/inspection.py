@@ -167,8 +167,9 @@ class Inspection:
         if not len(planned):
             return
         log, a = self.outcomes, self.arrays
+        contribution = self._contribution()
         stale = planned[self._open_row[planned] >= 0]  # replanned before reaching its goal: that plan failed
-        log.update(self._open_row[stale], achieved=0)
+        self._close_rows(stale, contribution, achieved=0)
         status = a.plan_status.numpy()[planned]
         goal = a.goal.numpy()[planned]
         achieved = np.where(status == Status.SATISFIED, 1, np.where(status == Status.OK, -1, 0))
@@ -181,16 +182,38 @@ class Inspection:
         })
         self._open_row[planned] = np.where(status == Status.OK, rows, -1)
         self._open_tick[planned] = self.tick_count
+        if contribution is not None:
+            self._open_contribution[planned] = contribution[planned]
+            satisfied = rows[status == Status.SATISFIED]
+            log.update(satisfied, gain=0.0, ticks_open=0)
+
+    def _contribution(self) -> np.ndarray | None:
+        """Each agent's contribution to the world objective now (host float64 [N]), or None without the hook."""
+        hook = getattr(self.world, "contribution", None)
+        if not callable(hook):
+            return None
+        c = hook(self)
+        return (self._host(c) if isinstance(c, self._wp.array) else np.asarray(c)).astype(np.float64)
+
+    def _close_rows(self, agents: np.ndarray, contribution: np.ndarray | None, **values: Any) -> None:
+        """Close the open outcome rows of ``agents``: ``values`` (achieved, ticks_to_goal), the ticks the goal was
+        open and, with a contribution hook, the gain in contribution since the plan started."""
+        rows = self._open_row[agents]
+        extra: dict[str, Any] = {"ticks_open": self.tick_count - self._open_tick[agents]}
+        if contribution is not None:
+            extra["gain"] = contribution[agents] - self._open_contribution[agents]
+        self.outcomes.update(rows, **values, **extra)
 
     def _close_outcomes(self) -> None:
-        bits = self.arrays.event_bits.numpy()
+        bits = self._host(self.arrays.event_bits)
         achieved = (bits & np.uint32(event_bit("goal_achieved"))) != 0
         changed = (bits & np.uint32(event_bit("goal_changed"))) != 0
         open_ = self._open_row >= 0
+        contribution = self._contribution()
         done = np.flatnonzero(open_ & achieved)
-        self.outcomes.update(self._open_row[done], achieved=1, ticks_to_goal=self.tick_count - self._open_tick[done])
+        self._close_rows(done, contribution, achieved=1, ticks_to_goal=self.tick_count - self._open_tick[done])
         dropped = np.flatnonzero(open_ & changed & ~achieved)
-        self.outcomes.update(self._open_row[dropped], achieved=0)
+        self._close_rows(dropped, contribution, achieved=0)
         self._open_row[done] = -1
         self._open_row[dropped] = -1
 
