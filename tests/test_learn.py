@@ -427,3 +427,23 @@ def test_the_utility_selector_as_a_row_scorer_matches_its_full_scores(trained):
     np.testing.assert_allclose(part, sel(brain)[[3, 7, 8, 29]], rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="every must be"):
         UtilitySelector(model, domain, every=0)
+
+
+def test_the_row_cache_recomputes_exactly_the_changed_agents(trained):
+    domain, model, _ = trained
+    import warp as wp
+
+    brain = Brain(domain, 30, planner="reference")
+    log = synth_log(domain, rows=30, seed=6)
+    brain.assign("states", np.array(log.columns["states"], dtype=np.uint64))
+    cached = UtilitySelector(model, domain)
+    full = UtilitySelector(model, domain, cache=False)
+    rows = wp.array(np.arange(0, 30, 2, dtype=np.int32), device=brain.device)
+    cached.score_rows(brain, rows)
+    assert cached.rows_predicted == 15
+    states = brain.states.numpy().copy()
+    states[[4, 5, 10]] = synth_log(domain, rows=30, seed=7).columns["states"][[4, 5, 10]]
+    brain.assign("states", states)
+    got = cached.score_rows(brain, rows).numpy()
+    assert cached.rows_predicted == 15 + 2  # agents 4 and 10 changed among the rows asked; 5 was not asked
+    np.testing.assert_allclose(got, full.score_rows(brain, rows).numpy(), rtol=1e-5, atol=1e-6)

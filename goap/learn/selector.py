@@ -180,7 +180,9 @@ class UtilitySelector:
     def score_rows(self, brain: Brain, rows: Any) -> torch.Tensor:
         """float32 [len(rows), G] scores of the agents ``rows`` (a device int32 Warp array of the brain's): their
         packed states and priorities are gathered through zero-copy torch views of the brain's arrays, and run
-        through the model in one batch on the selector's device. ``last_rows`` keeps the rows scored."""
+        through the model in one batch on the selector's device. With ``cache`` on, each agent's predictions are
+        kept and only the rows whose packed state changed since that agent's last prediction are run through
+        the model. ``last_rows`` keeps the rows scored when ``keep_predictions`` is on."""
         import warp as wp
 
         t0 = time.perf_counter()
@@ -188,14 +190,12 @@ class UtilitySelector:
             idx = wp.to_torch(rows).long()
             states = wp.to_torch(brain.states.view(wp.int64)).index_select(0, idx).to(self.device)
             prio = wp.to_torch(brain.priorities).index_select(0, idx).to(self.device)
-            raw = self.model.forward_grid(self.layout.state_features_torch(states, self._tables))
-            p, cost, value = self.model.decode(raw)
+            p, cost, value = self._row_predictions(brain, idx.to(self.device), states)
             score = prio * p.pow(self.alpha) if self.alpha != 1.0 else prio * p
             if self.beta:
                 score = score + self.beta * value
             if self.gamma:
                 score = score - self.gamma * cost
-            self.rows_predicted += int(idx.shape[0])
             if self.keep_predictions:
                 self.last_rows = idx.cpu().numpy().copy()
                 self.last = {"p_feasible": p.cpu().numpy().copy(), "cost": cost.cpu().numpy().copy(),
@@ -203,6 +203,30 @@ class UtilitySelector:
         self.calls += 1
         self.seconds += time.perf_counter() - t0
         return score.float().contiguous()
+
+    def _row_predictions(self, brain: Brain, idx: torch.Tensor, states: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """(P, cost, value) [k, G] for agents ``idx`` in ``states``; see `score_rows` for the cache."""
+        n, G = brain.n_agents, self.layout.n_goals
+        if not self.cache:
+            self.rows_predicted += int(idx.shape[0])
+            return self.model.decode(self.model.forward_grid(self.layout.state_features_torch(states, self._tables)))
+        key = (id(brain), n, states.shape[1])
+        if getattr(self, "_rows_key", None) != key:  # per-agent predictions, and the state each was made for
+            self._rows_key = key
+            self._rows_state = torch.full((n, states.shape[1]), -1, dtype=torch.int64, device=self.device)
+            self._rows_known = torch.zeros(n, dtype=torch.bool, device=self.device)
+            self._rows_pred = torch.zeros((3, n, G), dtype=torch.float32, device=self.device)
+        stale = ~self._rows_known[idx] | (self._rows_state[idx] != states).any(dim=1)
+        todo = idx[stale]
+        if todo.numel():
+            raw = self.model.forward_grid(self.layout.state_features_torch(states[stale], self._tables))
+            for k, part in enumerate(self.model.decode(raw)):
+                self._rows_pred[k, todo] = part
+            self._rows_state[todo] = states[stale]
+            self._rows_known[todo] = True
+            self.rows_predicted += int(todo.numel())
+        pred = self._rows_pred[:, idx]
+        return pred[0], pred[1], pred[2]
 
     def __repr__(self) -> str:
         return (f"UtilitySelector(domain={self.model.domain_name!r}, alpha={self.alpha}, beta={self.beta}, "
