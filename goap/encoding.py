@@ -418,14 +418,25 @@ def satisfying_values(domain: Domain, c: Condition) -> int:
 def fingerprint(domain: Domain) -> str:
     """A short stable hash of a domain's structure: files that load to the same domain share it.
 
-    Built from the domain's own dataclasses (facts, actions, goals with every field), so it needs no file format.
+    Built from the domain's own dataclasses (facts, actions, goals with every field, agent types), so it needs no
+    file format. Cost terms and types enter only when a domain has them, so that a domain without them keeps the
+    fingerprint it had before they existed (snapshots and outcome files made then still match).
     """
+
+    def action(a: Any) -> dict[str, Any]:
+        out = dataclasses.asdict(a)
+        if not a.cost_terms:
+            del out["cost_terms"]
+        return out
+
     spec = {
         "name": domain.name,
         "facts": [dataclasses.asdict(f) for f in domain.facts],
-        "actions": [dataclasses.asdict(a) for a in domain.actions],
+        "actions": [action(a) for a in domain.actions],
         "goals": [dataclasses.asdict(g) for g in domain.goals],
     }
+    if domain.declares_types:
+        spec["types"] = [dataclasses.asdict(t) for t in domain.types]
     text = json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
