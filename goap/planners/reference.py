@@ -184,7 +184,7 @@ class ReferencePlanner:
             self.tables, goal_table, host_view(states), host_view(goals), host_view(costs), host_view(enabled),
             host_view(agents), types,
         )
-        types = check_types(self.tables, types, states.shape[0])
+        types = check_types(self.tables, types, states.shape[0], agents)
         n = states.shape[0]
         batch = out if out is not None else PlanBatch.empty(n, self.max_plan_length)
         host = batch.numpy()

@@ -301,7 +301,7 @@ class WarpAStarPlanner:
             states, goals, costs, enabled, agents = check_inputs(
                 self.tables, goal_table, states, goals, costs, enabled, agents, host_view(types)
             )
-            types = check_types(self.tables, host_view(types), states.shape[0])
+            types = check_types(self.tables, host_view(types), states.shape[0], agents)
         n = states.shape[0]
         out = out if out is not None else PlanBatch.empty(n, self.max_plan_length)
         if tuple(out.actions.shape) != (n, self.max_plan_length):
