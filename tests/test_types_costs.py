@@ -442,3 +442,45 @@ def test_device_type_arrays_and_out_of_range_rows():
     out = p.plan(states, goals, types=types).numpy()
     assert list(out.status) == [Status.OK, Status.OK, Status.NO_PLAN]  # no read out of bounds for type 7
     assert out.cost[0] == 2 and out.cost[1] == 1
+
+
+def test_captured_calls_take_types():
+    """A captured call reads the types array at each replay (new types, new results), for the Warp planner and the
+    dedupe wrapper with its cache; each replay equals the reference on the same inputs."""
+    import warp as wp
+
+    from goap.launch import Launcher
+    from goap.planners.base import PlanBatch
+    from goap.planners.dedupe import DedupingPlanner
+    from goap.planners.warp_astar import WarpAStarPlanner
+
+    domain = random_domain(51, 12, int_fraction=0.4, cost_terms=0.5, n_types=3)
+    tables = encode(domain)
+    n = 48
+    problems, costs, enabled, _ = typed_problems(domain, n, 51)
+    pools = {"max_nodes": 16, "growth": 4, "node_ceiling": 1024}
+    ref = ReferencePlanner(tables, **pools)
+    host_states = tables.pack_states(problems.values)
+    states = wp.array(host_states, dtype=wp.uint64, device=DEVICE)
+    goals = wp.array(problems.goals.astype(np.int32), dtype=wp.int32, device=DEVICE)
+    d_costs = wp.array(costs, dtype=wp.float32, device=DEVICE)
+    d_enabled = wp.array(enabled, dtype=wp.bool, device=DEVICE)
+    d_types = wp.zeros(n, dtype=wp.int32, device=DEVICE)
+    planners = [WarpAStarPlanner(tables, device=DEVICE, **pools),
+                DedupingPlanner(WarpAStarPlanner(tables, device=DEVICE, **pools), cache_capacity=32, per_row=True)]
+    for planner in planners:
+        out = PlanBatch.on_device(n, planner.max_plan_length, DEVICE)
+        planner.reserve(n)
+        graph = Launcher(planner.device).capture(
+            lambda p=planner, o=out: p.plan(states, goals, d_costs, d_enabled, types=d_types, out=o), "plan")
+        results = []
+        for seed in (1, 2, 1):
+            types = np.random.default_rng(seed).integers(0, len(domain.types), n).astype(np.int32)
+            d_types.assign(types)
+            out.status.fill_(int(Status.NOT_PLANNED))
+            out.level.zero_()
+            Launcher(planner.device).replay(graph)
+            want = ref.plan(host_states, problems.goals, costs, enabled, types=types)
+            assert_same(want, out.numpy())
+            results.append(np.array(out.numpy().cost, copy=True))
+        assert not np.array_equal(results[0], results[1], equal_nan=True)  # the types were read again
