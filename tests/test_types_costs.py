@@ -484,3 +484,16 @@ def test_captured_calls_take_types():
             assert_same(want, out.numpy())
             results.append(np.array(out.numpy().cost, copy=True))
         assert not np.array_equal(results[0], results[1], equal_nan=True)  # the types were read again
+
+
+def test_goap_validate_prints_the_type_warnings(tmp_path, capsys):
+    from tests.conftest import run_cli
+
+    text = MEDIC.replace('[types.runner]\ngoals = ["arrive"]', '[types.runner]\nactions = ["rest"]')
+    path = tmp_path / "squad.toml"
+    path.write_text(text)
+    code, out, err = run_cli(capsys, "validate", path)
+    assert code == 0, err
+    assert "type 'runner': goal 'healthy' can never be reached" in out + err
+    code, _, _ = run_cli(capsys, "validate", "--strict", path)
+    assert code == 1

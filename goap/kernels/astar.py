@@ -5,6 +5,14 @@ sums, same (f, h, node) order on the open list, same pool checks), so both plann
 return the same statuses, costs and plans. The rules (goal test, precondition test, effects) are the ones of
 `goap.kernels.semantics`, applied to node rows: thread t's node n is row ``t * (pool + 1) + n`` of ``node_state``.
 
+Costs: ``act_cost`` holds each action's least cost for the agent (its base, plus each cost term at its cheaper end,
+clamped at 0, times its type's scale; inf where disabled or not its type's): what every heuristic charges, so they
+stay admissible. An expansion of an action with cost terms charges the exact cost in the state expanded
+(`goap.kernels.semantics.term_cost`, as `goap.domain.Domain.action_cost`), and so does the plan read-back. A domain
+without terms (``has_terms`` 0) or without types (``typed`` 0) skips those loops and lookups. (On a GPU the compiler
+may fuse ``acc + per * v`` into one multiply-add: with coefficients whose products are not exact in float64, a
+cost can then differ from the reference's in its last bit.)
+
 Scratch rows (``t = scratch_first + tid * row_step``): one per thread on a GPU (``row_step`` 1); on the CPU, where a
 launch runs its threads one after another, the searches of a launch share one row (``row_step`` 0), which stays in
 cache. For a pool of M states a row holds:
