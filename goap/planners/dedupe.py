@@ -38,7 +38,7 @@ allocates the grouping scratch, the cache's result rows and the inner planner's 
 Cost per call: four launches besides the search (start, group, join, copy; on the CPU outside capture the group
 and copy launches run one span of rows per worker thread of the shared pool), plus the cache's when there is one.
 Memory: scratch of about 100 bytes per requested row (grown on demand, reused: keys, groups, lists, and group
-tables of at least twice as many slots as rows), and for the cache ``capacity * (8 W + 4 A + A + 22 + R)`` bytes,
+tables of at least twice as many slots as rows), and for the cache ``capacity * (8 W + 4 A + A + 33 + R)`` bytes,
 R the bytes of one PlanBatch row (status, cost, length, actions, expanded, level: 4 L + 18 with float64 costs).
 """
 
