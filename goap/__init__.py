@@ -4,7 +4,18 @@ The core (domain, encoding, reference planner) is pure Python and numpy; Warp is
 planners and kernels, when first used.
 """
 
-from goap.domain import Action, Condition, Domain, DomainBuilder, DomainError, Effect, Fact, Goal, domain_from_spec
+from goap.domain import (
+    Action,
+    AgentType,
+    Condition,
+    Domain,
+    DomainBuilder,
+    DomainError,
+    Effect,
+    Fact,
+    Goal,
+    domain_from_spec,
+)
 from goap.domain_file import load_domain, loads_domain, save_domain
 from goap.encoding import DomainTables, encode
 from goap.planners import PLANNERS, PlanBatch, Status, make_planner
@@ -13,6 +24,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Action",
+    "AgentType",
     "Condition",
     "Domain",
     "DomainBuilder",

@@ -5,12 +5,17 @@ facts a world senses (``sensed``: a world's ``sensed_facts``) may hold any value
 fact keeps the set of values it could reach (bools and enums exactly, ints as an interval), actions only add
 values and never remove them, and this is repeated until nothing changes. Relaxation over-approximates what is
 reachable, so what it calls unreachable truly is; what it calls reachable may still be impossible.
+
+Agent types: each declared type is checked on its own, from its default state (`Domain.type_state`) with only the
+actions it may use: a goal it selects (priority > 0) that it cannot reach, or a type with no actions, is a warning
+naming the type. Cost terms: an action whose cost can fall below zero (base plus each term at its cheaper end) is
+a warning; the planners clamp such costs to 0.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from goap.domain import BOOL, ENUM, Action, Condition, Domain, State, achieves
 
@@ -24,6 +29,9 @@ class Report:
     no_achiever: list[tuple[str, str]]  # (goal, fact) pairs no action can change towards the goal
     unused_facts: list[str]
     start: str = "the default state"
+    type_unreachable: list[tuple[str, str]] = field(default_factory=list)  # (type, goal) the type cannot reach
+    type_no_actions: list[str] = field(default_factory=list)
+    negative_costs: list[tuple[str, float]] = field(default_factory=list)  # (action, its least unclamped cost)
 
     @property
     def warnings(self) -> list[str]:
@@ -31,6 +39,15 @@ class Report:
         out += [f"goal '{g}' can never be reached from {self.start}" for g in self.unreachable_goals]
         out += [f"goal '{g}': no action changes fact '{f}' the way the goal wants" for g, f in self.no_achiever]
         out += [f"fact '{f}' is used by no action and no goal" for f in self.unused_facts]
+        out += [f"type '{t}' may use no action" for t in self.type_no_actions]
+        out += [
+            f"type '{t}': goal '{g}' can never be reached with this type's actions from its default state"
+            for t, g in self.type_unreachable
+        ]
+        out += [
+            f"action '{a}': its cost can fall below 0 (base plus terms at least {m:g}); the planners clamp it to 0"
+            for a, m in self.negative_costs
+        ]
         return out
 
 
@@ -71,14 +88,45 @@ class _Values:
 
 
 def check_domain(domain: Domain, start: State | None = None, sensed: Iterable[str] = ()) -> Report:
-    """Which actions never apply and which goals never hold, from ``start`` with the ``sensed`` facts free."""
+    """Which actions never apply and which goals never hold, from ``start`` with the ``sensed`` facts free; per
+    declared agent type, which goals it selects but cannot reach; which actions' costs can fall below 0."""
     start = start if start is not None else domain.default_state()
-    values = [_Values(f.kind, v) for f, v in zip(domain.facts, start, strict=True)]
     fi = {f.name: i for i, f in enumerate(domain.facts)}
     sensed = list(sensed)
     for name in sensed:
         if name not in fi:
             raise ValueError(f"sensed fact '{name}' is not a fact of domain '{domain.name}'")
+    applied, values = _reach(domain, start, sensed, None)
+    type_unreachable, type_no_actions = [], []
+    if domain.declares_types:
+        for t in domain.types:
+            if not any(t.actions):
+                type_no_actions.append(t.name)
+            _, tvalues = _reach(domain, domain.type_state(t.name), sensed, t.actions)
+            type_unreachable += [
+                (t.name, g.name) for g, p in zip(domain.goals, t.priority, strict=True)
+                if p > 0 and not all(tvalues[fi[c.fact]].can_hold(c) for c in g.want)
+            ]
+    negative = []
+    for action in domain.actions:
+        if action.cost_terms:
+            least = float(action.cost) + sum(
+                min(k * domain.facts[f].min, k * domain.facts[f].max) for f, k in action.cost_terms)
+            if least < 0:
+                negative.append((action.name, least))
+    report = _report(domain, applied, values, sensed)
+    report.type_unreachable, report.type_no_actions, report.negative_costs = type_unreachable, type_no_actions, negative
+    return report
+
+
+def _reach(
+    domain: Domain, start: State, sensed: list[str], allowed: tuple[bool, ...] | None
+) -> tuple[list[bool], list[_Values]]:
+    """The relaxed fixpoint from ``start``, sensed facts free, with the actions ``allowed`` (None: all): which
+    actions can apply, and each fact's reachable values."""
+    fi = {f.name: i for i, f in enumerate(domain.facts)}
+    values = [_Values(f.kind, v) for f, v in zip(domain.facts, start, strict=True)]
+    for name in sensed:
         f = domain.facts[fi[name]]
         values[fi[name]].widen(f.min, f.max)
     # A worklist, linear in the domain's size: values only grow, so a condition that can hold stays so, and an
@@ -89,7 +137,7 @@ def check_domain(domain: Domain, start: State | None = None, sensed: Iterable[st
         for i in {fi[c.fact] for c in action.pre}:
             watchers[i].append(a)
     applied = [False] * len(domain.actions)
-    pending = list(range(len(domain.actions)))
+    pending = [a for a in range(len(domain.actions)) if allowed is None or allowed[a]]
     while pending:
         a = pending.pop()
         action = domain.actions[a]
@@ -101,7 +149,12 @@ def check_domain(domain: Domain, start: State | None = None, sensed: Iterable[st
             fact = domain.facts[i]
             value = e.value if e.op == "=" else (fact.max if e.op == "+=" else fact.min)
             if values[i].add(value):
-                pending.extend(b for b in watchers[i] if not applied[b])
+                pending.extend(b for b in watchers[i] if not applied[b] and (allowed is None or allowed[b]))
+    return applied, values
+
+
+def _report(domain: Domain, applied: list[bool], values: list[_Values], sensed: list[str]) -> Report:
+    fi = {f.name: i for i, f in enumerate(domain.facts)}
     unreachable = [g.name for g in domain.goals if not all(values[fi[c.fact]].can_hold(c) for c in g.want)]
     changers: dict[str, list[Action]] = {}  # fact -> the actions with an effect on it, for the achiever check
     for action in domain.actions:

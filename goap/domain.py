@@ -7,6 +7,20 @@ Warp: `goap.encoding` packs these states into words and `goap.planners` search o
 
 Domains come from a file (`goap.domain_file.load_domain`) or from `DomainBuilder`; both go through
 `domain_from_spec`, so a domain is validated the same way whichever way it was made.
+
+Costs that depend on the state. An action's cost is a base, optionally with *cost terms*, a per-unit coefficient
+for int or bool facts (``cost = { base = 2, per = { fatigue = 0.5 } }``). Agent types scale costs per action.
+Every planner applies one rule (`Domain.action_cost`), evaluated in float64, terms summed in declaration order,
+in the state the action is applied to::
+
+    cost_i(a, s) = scale[type_i][a] * max(0, base_i(a) + sum_k per_k * value(s, fact_k))
+
+``base_i(a)`` is the agent's cost row when it has one, else the domain's base. The heuristics use each action's
+least cost over the facts' ranges (`Domain.action_min_cost`): ``scale * max(0, base + sum_k min(per_k * lo_k,
+per_k * hi_k))``, which no state undercuts, so they stay admissible (and consistent where they were).
+
+Agent types (`AgentType`, ``[types.medic]`` in a file): per type the actions it may use, cost multipliers, goal
+priorities and default facts. A domain always has at least one type; one that declares none has "default".
 """
 
 from __future__ import annotations
@@ -138,10 +152,14 @@ class Effect:
 
 @dataclass(frozen=True)
 class Action:
+    """An action. ``cost`` is its base cost; ``cost_terms`` are (fact index, per-unit coefficient) pairs in file
+    order, added to the base in the state the action is applied to (see the module docstring)."""
+
     name: str
     cost: float
     pre: tuple[Condition, ...] = ()
     effects: tuple[Effect, ...] = ()
+    cost_terms: tuple[tuple[int, float], ...] = ()
     #: False: once started, the action runs until the world reports DONE or FAILED; a new goal or a commanded
     #: replan waits for it (`goap.kernels.tick.decide`).
     interruptible: bool = True
@@ -152,6 +170,38 @@ class Goal:
     name: str
     want: tuple[Condition, ...]
     priority: float = 1.0
+
+
+@dataclass(frozen=True)
+class AgentType:
+    """One kind of agent: what it may do, how much it pays, what it wants and how it starts.
+
+    Attributes:
+        name: the type's name (``[types.medic]``).
+        actions: per action of the domain, whether this type may use it.
+        cost_scale: per action, a multiplier (> 0, finite) of the action's cost for this type.
+        priority: per goal, this type's priority (the goal's own unless overridden; <= 0: never selected).
+        facts: default facts of agents spawned of this type, (fact index, value as a `State` holds it: 0/1 for a
+            bool, the int itself, the label's index for an enum), overriding the domain's defaults.
+    """
+
+    name: str
+    actions: tuple[bool, ...]
+    cost_scale: tuple[float, ...]
+    priority: tuple[float, ...]
+    facts: tuple[tuple[int, int], ...] = ()
+
+
+#: The name of the one type of a domain that declares none.
+DEFAULT_TYPE = "default"
+
+
+def default_type(actions: Sequence[Action], goals: Sequence[Goal]) -> AgentType:
+    """The type of a domain that declares none: every action at scale 1, the goals' own priorities."""
+    return AgentType(
+        name=DEFAULT_TYPE, actions=(True,) * len(actions), cost_scale=(1.0,) * len(actions),
+        priority=tuple(float(g.priority) for g in goals),
+    )
 
 
 State = tuple[int, ...]
@@ -165,14 +215,19 @@ class Domain:
     facts: tuple[Fact, ...]
     actions: tuple[Action, ...]
     goals: tuple[Goal, ...]
+    types: tuple[AgentType, ...] = ()
     _fact_index: dict[str, int] = field(init=False, repr=False, compare=False)
     _action_index: dict[str, int] = field(init=False, repr=False, compare=False)
     _goal_index: dict[str, int] = field(init=False, repr=False, compare=False)
+    _type_index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if not self.types:  # a domain always has a type: agents are of type 0 unless told otherwise
+            object.__setattr__(self, "types", (default_type(self.actions, self.goals),))
         object.__setattr__(self, "_fact_index", {f.name: i for i, f in enumerate(self.facts)})
         object.__setattr__(self, "_action_index", {a.name: i for i, a in enumerate(self.actions)})
         object.__setattr__(self, "_goal_index", {g.name: i for i, g in enumerate(self.goals)})
+        object.__setattr__(self, "_type_index", {t.name: i for i, t in enumerate(self.types)})
 
     # --- lookups -------------------------------------------------------------------------------------------
     def fact_index(self, name: str) -> int:
@@ -196,13 +251,60 @@ class Domain:
         except KeyError:
             raise KeyError(f"unknown goal '{name}' in domain '{self.name}'") from None
 
+    def type_index(self, name: str) -> int:
+        try:
+            return self._type_index[name]
+        except KeyError:
+            known = ", ".join(t.name for t in self.types)
+            raise KeyError(f"unknown agent type '{name}' in domain '{self.name}' (types: {known})") from None
+
     @property
     def action_names(self) -> list[str]:
         return [a.name for a in self.actions]
 
+    @property
+    def declares_types(self) -> bool:
+        """Whether the domain's types are more than the implicit "default" one (which changes nothing)."""
+        return self.types != (default_type(self.actions, self.goals),)
+
+    @property
+    def has_cost_terms(self) -> bool:
+        return any(a.cost_terms for a in self.actions)
+
+    # --- costs ---------------------------------------------------------------------------------------------
+    def action_cost(self, a: int | str, state: State, base: float | None = None, scale: float = 1.0) -> float:
+        """The cost of action ``a`` applied in ``state``: ``scale * max(0, base + sum_k per_k * value_k)``.
+
+        The rule every planner follows (float64, terms in declaration order). ``base`` replaces the action's
+        own base cost (an agent's cost row); ``scale`` is the agent type's multiplier.
+        """
+        action = self.actions[a] if isinstance(a, int) else self.actions[self.action_index(a)]
+        acc = float(action.cost if base is None else base)
+        for f, per in action.cost_terms:
+            acc = acc + per * float(state[f])
+        return scale * max(0.0, acc)
+
+    def action_min_cost(self, a: int | str, base: float | None = None, scale: float = 1.0) -> float:
+        """The least `action_cost` of ``a`` over every state (each term at its fact's cheaper end): what the
+        heuristics charge, so that they never overestimate."""
+        action = self.actions[a] if isinstance(a, int) else self.actions[self.action_index(a)]
+        acc = float(action.cost if base is None else base)
+        for f, per in action.cost_terms:
+            fact = self.facts[f]
+            acc = acc + min(per * float(fact.min), per * float(fact.max))
+        return scale * max(0.0, acc)
+
     # --- states --------------------------------------------------------------------------------------------
     def default_state(self) -> State:
         return tuple(f.default for f in self.facts)
+
+    def type_state(self, t: int | str) -> State:
+        """The default state of an agent of type ``t`` (index or name): the domain's defaults with its facts."""
+        agent_type = self.types[t] if isinstance(t, int) else self.types[self.type_index(t)]
+        out = list(self.default_state())
+        for f, v in agent_type.facts:
+            out[f] = v
+        return tuple(out)
 
     def state(self, values: Mapping[str, Any] | None = None, strict: bool = False) -> State:
         """A state from ``{fact: literal}``; facts not named take their default.
@@ -278,10 +380,10 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
 
     if not isinstance(spec, Mapping):
         raise DomainError("a domain must be a table/object at the top level", file=file)
-    unknown = set(spec) - {"name", "facts", "actions", "goals"}
+    unknown = set(spec) - {"name", "facts", "actions", "goals", "types"}
     if unknown:
         key = sorted(unknown)[0]
-        raise fail(f"unknown top-level key {_show(key)} (expected name, facts, actions, goals)", None, (key,))
+        raise fail(f"unknown top-level key {_show(key)} (expected name, facts, actions, goals, types)", None, (key,))
     name = spec.get("name")
     if not isinstance(name, str) or not name.strip():
         raise fail(f"'name' must be a non-empty string, got {_show(name)}", None, ("name",))
@@ -340,10 +442,10 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
                        ("actions", aname, "interruptible"))
         if "cost" not in aspec:
             raise fail("missing 'cost'", item, ("actions", aname))
-        cost = aspec["cost"]
-        if not _number_within(cost, 0, MAX_COST):
-            message = f"cost must be a finite number in 0..{_limit(MAX_COST)}, got {_show(cost)}"
-            raise fail(message, item, ("actions", aname, "cost"))
+        try:
+            cost, terms = _parse_cost(skeleton, aspec["cost"])
+        except _ItemError as e:
+            raise fail(e.message, item, ("actions", aname, "cost", *e.path)) from None
         try:
             pre = _parse_conditions(skeleton, _table(aspec.get("pre", {}), "pre"))
         except _ItemError as e:
@@ -355,7 +457,7 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
         if not effects:
             raise fail("an action needs at least one effect", item, ("actions", aname))
         actions.append(Action(name=str(aname), cost=float(cost), pre=tuple(pre), effects=tuple(effects),
-                              interruptible=interruptible))
+                              cost_terms=terms, interruptible=interruptible))
 
     goals = []
     if not isinstance(goals_spec, Mapping):
@@ -388,7 +490,137 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
             raise fail("'want' is empty: a goal needs at least one condition", item, ("goals", gname))
         goals.append(Goal(name=str(gname), want=tuple(want), priority=float(priority)))
 
-    return Domain(name=name, facts=tuple(facts), actions=tuple(actions), goals=tuple(goals))
+    types_spec = spec.get("types", {})
+    if not isinstance(types_spec, Mapping):
+        raise fail("'types' must be a table of agent types", None, ("types",))
+    partial = Domain(name=name, facts=tuple(facts), actions=tuple(actions), goals=tuple(goals))
+    types = []
+    forms = _NormalForms()
+    for tname, tspec in types_spec.items():
+        item = _item("type", tname)
+        problem = name_error(tname)
+        if problem:
+            raise fail(problem, item, ("types", tname))
+        other = forms.twin(tname)
+        if other is not None:
+            raise fail(_twin_error(tname, other), item, ("types", tname))
+        try:
+            types.append(_parse_type(partial, str(tname), tspec))
+        except _ItemError as e:
+            raise fail(e.message, item, ("types", tname, *e.path)) from None
+
+    return Domain(name=name, facts=tuple(facts), actions=tuple(actions), goals=tuple(goals), types=tuple(types))
+
+
+#: Keys of an agent type's table.
+TYPE_KEYS = ("actions", "cost", "priority", "goals", "facts")
+#: Largest cost multiplier of an agent type: scaled costs stay finite in float32 and far below 1e300.
+MAX_COST_SCALE = 1e12
+
+
+def _parse_cost(domain: Domain, raw: Any) -> tuple[float, tuple[tuple[int, float], ...]]:
+    """An action's ``cost``: a number, or ``{ base = 2, per = { fatigue = 0.5 } }`` (terms over int/bool facts)."""
+    bound = _limit(MAX_COST)
+    if not isinstance(raw, Mapping):
+        if not _number_within(raw, 0, MAX_COST):
+            raise _ItemError(f"cost must be a finite number in 0..{bound}, got {_show(raw)}")
+        return float(raw), ()
+    extra = set(raw) - {"base", "per"}
+    if extra:
+        key = sorted(extra)[0]
+        raise _ItemError(f"unknown key {_show(key)} in a cost table (expected base, per)", key)
+    base = raw.get("base", 0)
+    if not _number_within(base, 0, MAX_COST):
+        raise _ItemError(f"cost base must be a finite number in 0..{bound}, got {_show(base)}", "base")
+    per = raw.get("per", {})
+    if not isinstance(per, Mapping):
+        raise _ItemError(f"'per' must be a table of fact = cost per unit, got {_show(per)}", "per")
+    terms = []
+    for fname, k in per.items():
+        if fname not in domain._fact_index:
+            raise _ItemError(f"cost term: unknown fact {_show(fname)}", "per", fname)
+        f = domain._fact_index[fname]
+        if domain.facts[f].kind == ENUM:
+            raise _ItemError(f"cost term over enum fact '{fname}': only int and bool facts have a value to scale",
+                             "per", fname)
+        if not _number_within(k, -MAX_COST, MAX_COST):
+            raise _ItemError(f"cost per unit of '{fname}' must be a finite number in -{bound}..{bound}, got "
+                             f"{_show(k)}", "per", fname)
+        terms.append((f, float(k)))
+    return float(base), tuple(terms)
+
+
+def _names(domain: Domain, raw: Any, key: str, kind: str, index: Mapping[str, int]) -> list[int]:
+    """A type's list of action or goal names, as indices (unknown names refused, naming them)."""
+    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+        raise _ItemError(f"'{key}' must be a list of {kind} names, got {_show(raw)}", key)
+    out = []
+    for x in raw:
+        if x not in index:
+            raise _ItemError(f"'{key}': unknown {kind} {_show(x)}", key)
+        out.append(index[x])
+    return out
+
+
+def _parse_type(domain: Domain, name: str, spec: Any) -> AgentType:
+    """One ``[types.<name>]`` table against the domain's facts, actions and goals (errors carry the key path)."""
+    if not isinstance(spec, Mapping):
+        raise _ItemError(f"an agent type must be a table with keys among {', '.join(TYPE_KEYS)}, got {_show(spec)}")
+    extra = set(spec) - set(TYPE_KEYS)
+    if extra:
+        key = sorted(extra)[0]
+        raise _ItemError(f"unknown key {_show(key)} (expected {', '.join(TYPE_KEYS)})", key)
+    A, G = len(domain.actions), len(domain.goals)
+    allowed = [True] * A
+    if "actions" in spec:
+        allowed = [False] * A
+        for a in _names(domain, spec["actions"], "actions", "action", domain._action_index):
+            allowed[a] = True
+    scale = [1.0] * A
+    cost = spec.get("cost", {})
+    if not isinstance(cost, Mapping):
+        raise _ItemError(f"'cost' must be a table of action = multiplier, got {_show(cost)}", "cost")
+    for aname, k in cost.items():
+        if aname not in domain._action_index:
+            raise _ItemError(f"'cost': unknown action {_show(aname)}", "cost", aname)
+        if not _number_within(k, 0, MAX_COST_SCALE) or k == 0:
+            raise _ItemError(f"cost multiplier of '{aname}' must be a finite number in (0, {_limit(MAX_COST_SCALE)}], "
+                             f"got {_show(k)}", "cost", aname)
+        scale[domain._action_index[aname]] = float(k)
+    priority = [float(g.priority) for g in domain.goals]
+    if "goals" in spec:
+        chosen = set(_names(domain, spec["goals"], "goals", "goal", domain._goal_index))
+        priority = [p if g in chosen else 0.0 for g, p in enumerate(priority)]
+    else:
+        chosen = set(range(G))
+    over = spec.get("priority", {})
+    if not isinstance(over, Mapping):
+        raise _ItemError(f"'priority' must be a table of goal = priority, got {_show(over)}", "priority")
+    for gname, p in over.items():
+        if gname not in domain._goal_index:
+            raise _ItemError(f"'priority': unknown goal {_show(gname)}", "priority", gname)
+        if not _number_within(p, -MAX_PRIORITY, MAX_PRIORITY):
+            bound = _limit(MAX_PRIORITY)
+            raise _ItemError(f"priority of '{gname}' must be a finite number in -{bound}..{bound}, got {_show(p)}",
+                             "priority", gname)
+        g = domain._goal_index[gname]
+        if g not in chosen:
+            raise _ItemError(f"'priority' sets goal '{gname}', which is not in this type's 'goals'", "priority", gname)
+        priority[g] = float(p)
+    facts = spec.get("facts", {})
+    if not isinstance(facts, Mapping):
+        raise _ItemError(f"'facts' must be a table of fact = value, got {_show(facts)}", "facts")
+    values = []
+    for fname, raw in facts.items():
+        if fname not in domain._fact_index:
+            raise _ItemError(f"'facts': unknown fact {_show(fname)}", "facts", fname)
+        f = domain._fact_index[fname]
+        try:
+            values.append((f, domain.facts[f].parse_value(raw, "default")))
+        except ValueError as e:
+            raise _ItemError(str(e), "facts", fname) from None
+    return AgentType(name=name, actions=tuple(allowed), cost_scale=tuple(scale), priority=tuple(priority),
+                     facts=tuple(values))
 
 
 class DomainBuilder:
@@ -408,10 +640,11 @@ class DomainBuilder:
         self._spec: dict[str, Any] = {"name": name, "facts": {}, "actions": {}, "goals": {}}
 
     def _add(self, section: str, name: str, value: Any) -> DomainBuilder:
-        if name in self._spec[section]:
+        table = self._spec.setdefault(section, {})
+        if name in table:
             kind = section[:-1]
             raise DomainError(f"duplicate {kind} name", item=f"{kind} '{name}'")
-        self._spec[section][name] = value
+        table[name] = value
         return self
 
     def bool(self, name: str, default: bool = False) -> DomainBuilder:
@@ -430,9 +663,18 @@ class DomainBuilder:
         return self._add("facts", name, spec)
 
     def action(
-        self, name: str, cost: float = 1.0, pre: Mapping[str, Any] | None = None, effects: Mapping[str, Any] = (),
-        interruptible: bool = True,
+        self, name: str, cost: float | Mapping[str, Any] = 1.0, pre: Mapping[str, Any] | None = None,
+        effects: Mapping[str, Any] = (), cost_per: Mapping[str, float] | None = None, interruptible: bool = True,
     ) -> DomainBuilder:
+        """An action; ``cost_per`` (or a dict ``cost``, as in a file) adds cost terms: ``{fact: cost per unit}``;
+        ``interruptible=False``: once started it runs to its end (see `Action`)."""
+        if cost_per:
+            if isinstance(cost, Mapping):
+                raise DomainError("give cost terms either in a cost table or as cost_per, not both",
+                                  item=f"action '{name}'")
+            cost = {"base": cost, "per": dict(cost_per)}
+        elif isinstance(cost, Mapping):
+            cost = dict(cost)
         spec: dict[str, Any] = {"cost": cost, "pre": dict(pre or {}), "effects": dict(effects or {})}
         if interruptible is not True:
             spec["interruptible"] = interruptible
@@ -440,6 +682,22 @@ class DomainBuilder:
 
     def goal(self, name: str, want: Mapping[str, Any], priority: float = 1.0) -> DomainBuilder:
         return self._add("goals", name, {"priority": priority, "want": dict(want)})
+
+    def agent_type(
+        self, name: str, actions: Sequence[str] | None = None, cost: Mapping[str, float] | None = None,
+        priority: Mapping[str, float] | None = None, facts: Mapping[str, Any] | None = None,
+        goals: Sequence[str] | None = None,
+    ) -> DomainBuilder:
+        """An agent type, as ``[types.<name>]`` in a file: allowed ``actions`` (default all), ``cost`` multipliers,
+        ``priority`` overrides, the ``goals`` it may select (default all) and default ``facts``."""
+        spec: dict[str, Any] = {}
+        for key, value in (("actions", actions), ("goals", goals)):
+            if value is not None:
+                spec[key] = list(value)
+        for key, value in (("cost", cost), ("priority", priority), ("facts", facts)):
+            if value is not None:
+                spec[key] = dict(value)
+        return self._add("types", name, spec)
 
     def spec(self) -> dict[str, Any]:
         """The domain as the file structure (what `goap.domain_file.save_domain` writes)."""

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from goap.domain import BOOL, ENUM, Domain, DomainError, domain_from_spec, show
+from goap.domain import BOOL, ENUM, AgentType, Domain, DomainError, domain_from_spec, show
 from goap.files import write_atomic
 
 FORMATS = {".toml": "toml", ".json": "json"}
@@ -101,9 +101,17 @@ def domain_to_spec(domain: Domain) -> dict[str, Any]:
             return bool(e.value)
         return fact.labels[e.value] if fact.kind == ENUM else e.value
 
+    def num(x: float) -> Any:
+        return int(x) if float(x).is_integer() and abs(x) < 2**53 else x
+
+    def cost(a) -> Any:
+        if not a.cost_terms:
+            return num(a.cost)
+        return {"base": num(a.cost), "per": {domain.facts[f].name: num(k) for f, k in a.cost_terms}}
+
     actions = {
         a.name: {
-            "cost": int(a.cost) if float(a.cost).is_integer() else a.cost,
+            "cost": cost(a),
             "pre": {c.fact: cond(c) for c in a.pre},
             "effects": {e.fact: eff(e) for e in a.effects},
             **({} if a.interruptible else {"interruptible": False}),
@@ -117,7 +125,33 @@ def domain_to_spec(domain: Domain) -> dict[str, Any]:
         }
         for g in domain.goals
     }
-    return {"name": domain.name, "facts": facts, "actions": actions, "goals": goals}
+    out = {"name": domain.name, "facts": facts, "actions": actions, "goals": goals}
+    if domain.declares_types:
+        out["types"] = {t.name: _type_spec(domain, t) for t in domain.types}
+    return out
+
+
+def _type_spec(domain: Domain, t: AgentType) -> dict[str, Any]:
+    """An agent type's table, with only what differs from the defaults (all actions, scale 1, the goals' own
+    priorities); a goal the type never selects is written as left out of ``goals``."""
+    spec: dict[str, Any] = {}
+    if not all(t.actions):
+        spec["actions"] = [a.name for a, ok in zip(domain.actions, t.actions, strict=True) if ok]
+    scaled = {a.name: k for a, k in zip(domain.actions, t.cost_scale, strict=True) if k != 1.0}
+    if scaled:
+        spec["cost"] = {name: int(k) if float(k).is_integer() else k for name, k in scaled.items()}
+    dropped = [g for g, p in zip(domain.goals, t.priority, strict=True) if p == 0.0 and g.priority != 0.0]
+    if dropped:
+        spec["goals"] = [g.name for g, p in zip(domain.goals, t.priority, strict=True) if g not in dropped]
+    over = {g.name: p for g, p in zip(domain.goals, t.priority, strict=True) if p != g.priority and g not in dropped}
+    if over:
+        spec["priority"] = {name: int(p) if float(p).is_integer() else p for name, p in over.items()}
+    if t.facts:
+        spec["facts"] = {}
+        for f, v in t.facts:
+            fact = domain.facts[f]
+            spec["facts"][fact.name] = bool(v) if fact.kind == BOOL else (fact.labels[v] if fact.kind == ENUM else v)
+    return spec
 
 
 def save_domain(domain: Domain, path: str | Path) -> None:
@@ -136,7 +170,7 @@ def dumps_toml(spec: Mapping[str, Any]) -> str:
     lines = [f"name = {_toml_value(spec['name'])}", "", "[facts]"]
     for name, value in spec["facts"].items():
         lines.append(f"{_toml_key(name)} = {_toml_value(value)}")
-    for section in ("actions", "goals"):
+    for section in ("actions", "goals", "types"):
         for name, body in spec.get(section, {}).items():
             lines += ["", f"[{section}.{_toml_key(name)}]"]
             for key, value in body.items():

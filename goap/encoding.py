@@ -8,6 +8,13 @@ Conditions become, per word, a ``(mask, value)`` pair, ``(s & mask) == value``, 
 ``==`` on an int; the rest (``!= < <= > >=``) are short lists of ``(word, shift, mask, op, k)``. Effects become
 ``(set, clear)`` per word, ``s = (s & ~clear) | set``, covering every assignment; ``+=`` and ``-=`` are lists of
 ``(word, shift, mask, delta, hi)``, clamped to ``0..hi`` in the encoded (``value - min``) space.
+
+Costs: ``cost`` is each action's base, ``min_cost`` its least cost over every state (`Domain.action_min_cost`,
+what the heuristics charge at the domain's costs). Cost terms in compressed rows: action a's terms are
+``term_fact[k]``, ``term_per[k]`` for k in ``term_start[a]:term_start[a + 1]``, ``term_min[k]`` = ``min(per * lo,
+per * hi)`` over the fact's range (added in that order, as `Domain.action_min_cost` adds them); ``has_terms`` is 0
+when no action has any (the kernels then skip the term loop). Agent types: ``type_allowed[T, A]`` and
+``type_scale[T, A]``; ``typed`` is 0 when the domain declares no types (the kernels then skip the lookups).
 """
 
 from __future__ import annotations
@@ -171,6 +178,26 @@ class DomainTables:
     cost: np.ndarray  # float64[A]
     goals: GoalTables
     relaxed: RelaxedTables
+    min_cost: np.ndarray  # float64[A], the least cost over every state (the heuristics' cost at the domain's)
+    term_start: np.ndarray  # int32[A + 1]
+    term_fact: np.ndarray  # int32[K]
+    term_per: np.ndarray  # float64[K]
+    term_min: np.ndarray  # float64[K], min(per * lo, per * hi) over the fact's range
+    type_allowed: np.ndarray  # bool[T, A]
+    type_scale: np.ndarray  # float64[T, A]
+    type_priority: np.ndarray  # float32[T, G], per type the domain goals' priorities
+
+    @property
+    def has_terms(self) -> int:
+        return int(len(self.term_fact) > 0)
+
+    @property
+    def typed(self) -> int:
+        return int(self.domain.declares_types)
+
+    @property
+    def n_types(self) -> int:
+        return len(self.domain.types)
 
     @property
     def n_words(self) -> int:
@@ -325,6 +352,12 @@ def encode(domain: Domain) -> DomainTables:
                 steps.append((w, s, m, e.value if e.op == "+=" else -e.value, fact.max - fact.min))
         step_rows.append(steps)
     cost = np.array([a.cost for a in domain.actions], dtype=np.float64)  # summed exactly by the planners
+    terms = [
+        [(f, k, min(k * float(domain.facts[f].min), k * float(domain.facts[f].max))) for f, k in a.cost_terms]
+        for a in domain.actions
+    ]
+    term_start, term_fact, term_per, term_min = _csr(terms, (np.int32, np.float64, np.float64))
+    types = domain.types
     return DomainTables(
         domain=domain,
         layout=layout,
@@ -337,6 +370,14 @@ def encode(domain: Domain) -> DomainTables:
         cost=cost,
         goals=encode_goals(domain, layout, domain.goals),
         relaxed=_relaxed_tables(domain, layout),
+        min_cost=np.array([domain.action_min_cost(a) for a in range(A)], dtype=np.float64),
+        term_start=term_start,
+        term_fact=term_fact.astype(np.int32),
+        term_per=term_per,
+        term_min=term_min,
+        type_allowed=np.array([t.actions for t in types], dtype=np.bool_).reshape(len(types), A),
+        type_scale=np.array([t.cost_scale for t in types], dtype=np.float64).reshape(len(types), A),
+        type_priority=np.array([t.priority for t in types], dtype=np.float32).reshape(len(types), len(domain.goals)),
     )
 
 
@@ -418,14 +459,25 @@ def satisfying_values(domain: Domain, c: Condition) -> int:
 def fingerprint(domain: Domain) -> str:
     """A short stable hash of a domain's structure: files that load to the same domain share it.
 
-    Built from the domain's own dataclasses (facts, actions, goals with every field), so it needs no file format.
+    Built from the domain's own dataclasses (facts, actions, goals with every field, agent types), so it needs no
+    file format. Cost terms and types enter only when a domain has them, so that a domain without them keeps the
+    fingerprint it had before they existed (snapshots and outcome files made then still match).
     """
+
+    def action(a: Any) -> dict[str, Any]:
+        out = dataclasses.asdict(a)
+        if not a.cost_terms:
+            del out["cost_terms"]
+        return out
+
     spec = {
         "name": domain.name,
         "facts": [dataclasses.asdict(f) for f in domain.facts],
-        "actions": [dataclasses.asdict(a) for a in domain.actions],
+        "actions": [action(a) for a in domain.actions],
         "goals": [dataclasses.asdict(g) for g in domain.goals],
     }
+    if domain.declares_types:
+        spec["types"] = [dataclasses.asdict(t) for t in domain.types]
     text = json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -4,6 +4,12 @@ Actions are made along random walks, so they chain: each new action's preconditi
 earlier walk reached, and its effects lead somewhere new. Goals are conditions that hold ``depth`` steps down
 such a walk and not at the start, so they are reachable with plans of about ``depth`` steps. Problems start
 from short random walks off the default state.
+
+Options that add the domain format's newer parts, drawn from their own random stream so that the domains without
+them stay exactly what they were: ``cost_terms`` (the share of actions whose cost depends on the state, one or two
+terms over int or bool facts with coefficients in {-1, -0.5, 0.5, 1, 2}: negative ones exercise the clamp at 0)
+and ``n_types`` (agent types, each allowing most actions, scaling some costs by 0.5..2, overriding a priority and
+a default fact).
 """
 
 from __future__ import annotations
@@ -36,14 +42,18 @@ def random_domain(
     n_context: int = 1,
     side_effects: float = 0.3,
     chain: int = 3,
+    cost_terms: float = 0.0,
+    n_types: int = 0,
 ) -> Domain:
     """A random domain of ``n_facts`` facts (a share of them ints in 0..max_int) and ``n_actions`` actions.
 
-    The same arguments always give the same domain.
+    ``cost_terms``: the share of actions with state-dependent cost terms; ``n_types``: agent types to declare
+    (see the module docstring). The same arguments always give the same domain.
     """
     if n_facts < 2:
         raise ValueError("a random domain needs at least 2 facts")
     rng = random.Random(seed)
+    extra = random.Random(f"{seed}-extra")  # the optional parts' own stream: the rest stays as it was
     n_actions = n_actions or n_facts
     b = DomainBuilder(f"random-{n_facts}f-{n_actions}a-s{seed}")
     kinds = []
@@ -116,7 +126,8 @@ def random_domain(
             if rng.random() < side_effects:
                 other = rng.choice([i for i in range(n_facts) if i != main])
                 effects[names[other]], nxt[other] = effect(other, state[other])
-            b.action(f"a{a}", cost=rng.choice([1, 1, 2, 3, 5]), pre=pre, effects=effects)
+            b.action(f"a{a}", cost=rng.choice([1, 1, 2, 3, 5]), pre=pre, effects=effects,
+                     cost_per=_terms(extra, names, cost_terms))
             a += 1
             state = tuple(nxt)
             prev = (main, state[main])
@@ -131,7 +142,22 @@ def random_domain(
         for (i, v), _, _ in picks:
             want[names[i]] = bool(v) if not kinds[i] else (f">= {v}" if v > start[i] and rng.random() < 0.5 else v)
         b.goal(f"g{g}", want=want, priority=rng.randint(1, 10))
+    for t in range(n_types):
+        actions = [f"a{i}" for i in range(n_actions) if extra.random() < 0.8]
+        scaled = {f"a{i}": extra.choice([0.5, 1.5, 2]) for i in range(n_actions) if extra.random() < 0.3}
+        fact = extra.randrange(n_facts)
+        default = extra.randint(0, kinds[fact]) if kinds[fact] else extra.random() < 0.5
+        b.agent_type(f"t{t}", actions=actions, cost=scaled, priority={f"g{extra.randrange(n_goals)}": 20},
+                     facts={names[fact]: default})
     return b.build()
+
+
+def _terms(rng: random.Random, names: list[str], share: float) -> dict[str, float] | None:
+    """Cost terms for one action (None for most when ``share`` is small, always None when it is 0)."""
+    if share <= 0 or rng.random() >= share:
+        return None
+    picks = rng.sample(range(len(names)), k=min(len(names), rng.choice([1, 1, 2])))
+    return {names[i]: rng.choice([-1, -0.5, 0.5, 1, 2]) for i in picks}
 
 
 def random_problems(domain: Domain, n: int, seed: int, walk: int = 3) -> RandomProblems:

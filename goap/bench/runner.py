@@ -390,14 +390,17 @@ def _replay_goap(batch: ProblemBatch, i: int, plan: list[int]) -> tuple[bool, st
     domain = tables.domain
     state = tables.unpack(batch.states[i])
     costs = tables.cost if batch.costs is None else batch.costs[i]
+    kind = domain.types[0]  # problems are planned as agents of type 0
     cost = 0.0
     for k, a in enumerate(plan, start=1):
         if batch.enabled is not None and not bool(batch.enabled[i, a]):
             return False, f"step {k} '{domain.actions[a].name}' is switched off for this problem", None
+        if not kind.actions[a]:
+            return False, f"step {k} '{domain.actions[a].name}' is not an action of type '{kind.name}'", None
         if not domain.is_applicable(state, domain.actions[a]):
             return False, f"step {k} '{domain.actions[a].name}' is not applicable", None
+        cost += domain.action_cost(a, state, float(costs[a]), kind.cost_scale[a])  # in the state it applies to
         state = domain.apply(state, domain.actions[a])
-        cost += float(costs[a])
     goal = tables.goals.goals[int(batch.goals[i])]
     if not domain.satisfies(state, goal.want):
         return False, f"the goal '{goal.name}' does not hold at the end", None

@@ -5,6 +5,14 @@ sums, same (f, h, node) order on the open list, same pool checks), so both plann
 return the same statuses, costs and plans. The rules (goal test, precondition test, effects) are the ones of
 `goap.kernels.semantics`, applied to node rows: thread t's node n is row ``t * (pool + 1) + n`` of ``node_state``.
 
+Costs: ``act_cost`` holds each action's least cost for the agent (its base, plus each cost term at its cheaper end,
+clamped at 0, times its type's scale; inf where disabled or not its type's): what every heuristic charges, so they
+stay admissible. An expansion of an action with cost terms charges the exact cost in the state expanded
+(`goap.kernels.semantics.term_cost`, as `goap.domain.Domain.action_cost`), and so does the plan read-back. A domain
+without terms (``has_terms`` 0) or without types (``typed`` 0) skips those loops and lookups. (On a GPU the compiler
+may fuse ``acc + per * v`` into one multiply-add: with coefficients whose products are not exact in float64, a
+cost can then differ from the reference's in its last bit.)
+
 Scratch rows (``t = scratch_first + tid * row_step``): one per thread on a GPU (``row_step`` 1); on the CPU, where a
 launch runs its threads one after another, the searches of a launch share one row (``row_step`` 0), which stays in
 cache. For a pool of M states a row holds:
@@ -50,6 +58,7 @@ from goap.kernels.semantics import (
     condition_holds,
     field_value,
     goal_satisfied,
+    term_cost,
 )
 
 HEUR_HMAX = wp.constant(0)
@@ -109,6 +118,8 @@ class Query:
     ids: wp.array(dtype=wp.int32)  # rows to plan, ids[first + t]; unused when use_ids is 0
     use_ids: int
     count: wp.array(dtype=wp.int32)  # count[0]: how many entries (of ids, or rows) this call plans
+    types: wp.array(dtype=wp.int32)  # each row's agent type (read only when the domain declares types)
+    has_types: int  # 0: every row is of type 0
 
 
 @wp.struct
@@ -292,9 +303,8 @@ def relaxed_reachable(
     for _pass in range(rx.total_values + 1):
         grew = int(0)
         for a in range(dt.n_actions):
-            if q.has_enabled != 0:
-                if not q.enabled[row, a]:
-                    continue
+            if is_inf(sc.act_cost[t, a]):  # disabled for this agent, or not its type's
+                continue
             ok = int(1)
             for p in range(rx.pre_start[a], rx.pre_start[a + 1]):
                 f = rx.pre_fact[p]
@@ -738,6 +748,24 @@ def unmet_goal_term(
 
 
 @wp.func
+def exact_cost(
+    node_state: wp.array2d(dtype=wp.uint64), r: int, dt: DomainTables, q: Query, row: int, ty: int, a: int
+) -> wp.float64:
+    """Action a's cost in node row r for query row ``row`` of type ``ty``: `goap.domain.Domain.action_cost` with
+    the row's base cost and its type's scale. Called only for actions with cost terms (a domain without any never
+    pays for it)."""
+    base = dt.cost[a]
+    if q.has_costs != 0:
+        base = wp.float64(q.costs[row, a])
+    lay = dt.layout
+    c = term_cost(node_state, r, dt.term_start, dt.term_fact, dt.term_per, lay.word, lay.shift, lay.mask, lay.min, a,
+                  base)
+    if dt.typed != 0:
+        c = dt.type_scale[ty, a] * c
+    return c
+
+
+@wp.func
 def heuristic(
     sc: Scratch, t: int, r: int, dt: DomainTables, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance,
     c_min: wp.float64, kind: int, per_agent: int,
@@ -856,28 +884,43 @@ def astar_kernel(n_words: int) -> wp.Kernel:
             out.cost[row] = wp.float64(0.0)
             return
 
-        # Per-agent heuristic tables: action costs (inf where disabled), the cheapest usable action, and for
-        # every precondition of every action its cheapest usable achiever.
+        # Per-agent heuristic tables: action costs (the least over every state: Domain.action_min_cost; inf where
+        # disabled or not the agent's type's), the cheapest usable action, and for every precondition of every
+        # action its cheapest usable achiever.
         inf = wp.float64(wp.inf)
         c_min = inf
+        ty = int(0)
+        if dt.typed != 0 and q.has_types != 0:
+            ty = q.types[row]
         for a in range(dt.n_actions):
             c = dt.cost[a]
             if q.has_costs != 0:
                 c = wp.float64(q.costs[row, a])
+            if dt.has_terms != 0:  # base + each term at its cheaper end, in declaration order, clamped at 0
+                for k in range(dt.term_start[a], dt.term_start[a + 1]):
+                    c = c + dt.term_min[k]
+                c = wp.max(wp.float64(0.0), c)
+            if dt.typed != 0:
+                if ty < 0 or ty >= dt.type_allowed.shape[0]:
+                    c = inf  # a type out of range (device inputs are not scanned): nothing usable, never a bad read
+                elif dt.type_allowed[ty, a]:
+                    c = dt.type_scale[ty, a] * c
+                else:
+                    c = inf
             if q.has_enabled != 0:
                 if not q.enabled[row, a]:
                     c = inf
             sc.act_cost[t, a] = c
             c_min = wp.min(c_min, c)
         rx = dt.relaxed
-        if s.heuristic == HEUR_HMAX_DEPTH2 and q.has_costs + q.has_enabled > 0:
+        if s.heuristic == HEUR_HMAX_DEPTH2 and q.has_costs + q.has_enabled + dt.typed > 0:
             for p in range(rx.n_pre):
                 best = inf
                 for k in range(rx.pre_ach_start[p], rx.pre_ach_start[p + 1]):
                     best = wp.min(best, sc.act_cost[t, rx.pre_ach_action[k]])
                 sc.pre_cost[t, p] = best
 
-        per_agent = q.has_costs + q.has_enabled
+        per_agent = q.has_costs + q.has_enabled + dt.typed
         # No per-node tables for the truncated h_max: see unmet_goal_term.
         cheap = s.heuristic == HEUR_HMAX_DEPTH2 or s.heuristic == HEUR_HMAX_DEPTH1
         lay = dt.layout
@@ -928,6 +971,15 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                     continue
                 apply_action(sc.node_state, base + node, sc.node_state, spare, dt.eff_clear, dt.eff_set,
                              dt.eff_steps, a)
+                if dt.has_terms != 0:  # the exact cost in the state expanded (act_cost holds the least)
+                    if dt.term_start[a] != dt.term_start[a + 1]:
+                        c = dt.cost[a]
+                        if q.has_costs != 0:
+                            c = wp.float64(q.costs[row, a])
+                        c = term_cost(sc.node_state, base + node, dt.term_start, dt.term_fact, dt.term_per, lay.word,
+                                      lay.shift, lay.mask, lay.min, a, c)
+                        if dt.typed != 0:
+                            c = dt.type_scale[ty, a] * c
                 g_child = g_node + c
                 slot = find_slot(sc.node_state, sc.table, t, base, spare, s.hash_mask)
                 known = sc.table[t, slot]
@@ -997,6 +1049,9 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                 for a in range(dt.n_actions):
                     c = sc.act_cost[t, a]
                     if found < 0 and not is_inf(c):
+                        if dt.has_terms != 0:
+                            if dt.term_start[a] != dt.term_start[a + 1]:
+                                c = exact_cost(sc.node_state, base + p, dt, q, row, ty, a)
                         if sc.node_g[t, p] + c == sc.node_g[t, n]:
                             if action_applicable(sc.node_state, base + p, dt.pre_mask, dt.pre_value, dt.pre_ints, a):
                                 apply_action(sc.node_state, base + p, sc.node_state, spare, dt.eff_clear,

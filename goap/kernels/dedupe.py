@@ -1,9 +1,10 @@
 """Kernels that find the distinct planning queries of a call, and the plan cache's probes and inserts.
 
 A query is what a search's result depends on: the agent's packed state words, its goal index (and the goal
-table it indexes, as a small token), its action-cost row (compared as float32 bit patterns), its enabled row and
-the node-pool level its search starts at (``PlanBatch.level``, read by the planner). Missing cost rows mean the
-domain's costs, missing enabled rows mean all enabled, so an explicit row equal to the default is the same query.
+table it indexes, as a small token), its action-cost row (compared as float32 bit patterns), its enabled row, its
+agent type and the node-pool level its search starts at (``PlanBatch.level``, read by the planner). Missing cost
+rows mean the domain's costs, missing enabled rows mean all enabled, missing types mean type 0, so an explicit row
+equal to the default is the same query.
 
 Grouping (`goap.planners.dedupe.DedupingPlanner`), by hash-table inserts rather than a sort:
 
@@ -88,6 +89,8 @@ class Queries:
     has_enabled: int
     level: wp.array(dtype=wp.int8)
     has_level: int
+    types: wp.array(dtype=wp.int32)
+    has_types: int
     token: int
 
 
@@ -114,6 +117,7 @@ class CacheEntries:
     goal: wp.array(dtype=wp.int32)
     token: wp.array(dtype=wp.int32)
     level: wp.array(dtype=wp.int8)
+    agent_type: wp.array(dtype=wp.int32)
     cost_bits: wp.array2d(dtype=wp.uint32)
     enabled: wp.array2d(dtype=wp.uint8)
     capacity: int
@@ -159,6 +163,13 @@ def row_level(q: Queries, row: int) -> wp.int8:
 
 
 @wp.func
+def row_type(q: Queries, row: int) -> wp.int32:
+    if q.has_types != 0:
+        return q.types[row]
+    return wp.int32(0)
+
+
+@wp.func
 def cost_pair(q: Queries, row: int, j: int) -> wp.uint64:
     """Costs 2j and 2j + 1 of row's cost row as one word of their bit patterns (the same value either way)."""
     if q.has_cost_words != 0:
@@ -180,7 +191,7 @@ def query_hash(q: Queries, row: int) -> wp.uint64:
     does (they are the same query)."""
     head = wp.uint64(wp.uint32(q.goals[row])) | (wp.uint64(wp.uint8(row_level(q, row))) << wp.uint64(32))
     la = absorb(wp.uint64(0x243F6A8885A308D3), head | (wp.uint64(wp.uint32(q.token)) << wp.uint64(40)))
-    lb = wp.uint64(0x13198A2E03707344)
+    lb = absorb(wp.uint64(0x13198A2E03707344), wp.uint64(wp.uint32(row_type(q, row))))
     lc = wp.uint64(0xA4093822299F31D0)
     ld = wp.uint64(0x082EFA98EC4E6C89)
     for w in range(q.states.shape[1]):
@@ -253,7 +264,7 @@ def same_query(q: Queries, ra: int, rb: int) -> bool:
     """Whether rows ra and rb ask the same query (every key element compared exactly)."""
     if ra == rb:
         return True
-    if q.goals[ra] != q.goals[rb] or row_level(q, ra) != row_level(q, rb):
+    if q.goals[ra] != q.goals[rb] or row_level(q, ra) != row_level(q, rb) or row_type(q, ra) != row_type(q, rb):
         return False
     for w in range(q.states.shape[1]):
         if q.states[ra, w] != q.states[rb, w]:
@@ -272,6 +283,8 @@ def same_query(q: Queries, ra: int, rb: int) -> bool:
 def entry_matches(c: CacheEntries, s: int, q: Queries, row: int) -> bool:
     """Whether cache entry s holds exactly row's query."""
     if c.goal[s] != q.goals[row] or c.token[s] != q.token or c.level[s] != row_level(q, row):
+        return False
+    if c.agent_type[s] != row_type(q, row):
         return False
     for w in range(q.states.shape[1]):
         if c.states[s, w] != q.states[row, w]:
@@ -721,6 +734,7 @@ def cache_insert(
     c.goal[chosen] = q.goals[row]
     c.token[chosen] = q.token
     c.level[chosen] = wp.int8(miss_level[i])
+    c.agent_type[chosen] = row_type(q, row)
     for w in range(q.states.shape[1]):
         c.states[chosen, w] = q.states[row, w]
     for a in range(q.n_actions):

@@ -129,6 +129,15 @@ class DomainTables:
     cost: wp.array(dtype=wp.float64)
     goals: GoalTables
     relaxed: RelaxedTables
+    min_cost: wp.array(dtype=wp.float64)
+    term_start: wp.array(dtype=wp.int32)
+    term_fact: wp.array(dtype=wp.int32)
+    term_per: wp.array(dtype=wp.float64)
+    term_min: wp.array(dtype=wp.float64)
+    has_terms: int
+    type_allowed: wp.array2d(dtype=wp.bool)
+    type_scale: wp.array2d(dtype=wp.float64)
+    typed: int
     n_words: int
     n_actions: int
 
@@ -210,6 +219,23 @@ def write_field(
     """Write the encoded ``value`` (value - min, at most ``mask``) of one packed fact of ``states[row]``."""
     sh = wp.uint64(shift)
     states[row, word] = (states[row, word] & ~(mask << sh)) | ((value & mask) << sh)
+
+
+@wp.func
+def term_cost(
+    states: wp.array2d(dtype=wp.uint64), row: int, term_start: wp.array(dtype=wp.int32),
+    term_fact: wp.array(dtype=wp.int32), term_per: wp.array(dtype=wp.float64), lay_word: wp.array(dtype=wp.int32),
+    lay_shift: wp.array(dtype=wp.int32), lay_mask: wp.array(dtype=wp.uint64), lay_min: wp.array(dtype=wp.int64),
+    a: int, base: wp.float64,
+) -> wp.float64:
+    """``max(0, base + sum_k per_k * value_k)`` of action a in ``states[row]``: `goap.domain.Domain.action_cost`
+    before the type's scale (float64, terms in declaration order, fact values decoded: encoded + min)."""
+    acc = base
+    for k in range(term_start[a], term_start[a + 1]):
+        f = term_fact[k]
+        v = wp.int64(field_value(states[row, lay_word[f]], lay_shift[f], lay_mask[f])) + lay_min[f]
+        acc = acc + term_per[k] * wp.float64(v)
+    return wp.max(wp.float64(0.0), acc)
 
 
 @wp.func

@@ -3,12 +3,17 @@
 The planner contract (the same for the reference planner and every Warp planner)::
 
     plan(states[N, W] uint64, goals[N] int32, costs[N, A] float32 | None, enabled[N, A] bool | None,
-         *, goal_table=None, agents=None, count=None, out=None, max_escalated_nodes=None) -> PlanBatch
+         *, types[N] int32 | None = None, goal_table=None, agents=None, count=None, out=None,
+         max_escalated_nodes=None) -> PlanBatch
 
 ``goals`` index ``goal_table.goals`` (by default the domain's goals). ``costs`` replace the domain's action
-costs per agent (distances, say) and must be finite and in ``0..MAX_COST``; ``enabled`` switches actions off per
-agent (context preconditions). ``agents`` plans only those rows (``count``, a one-element array, plans only
-``agents[:count[0]]``); the other rows of ``out`` are left as they were (NOT_PLANNED in a fresh batch).
+base costs per agent (distances, say) and must be finite and in ``0..MAX_COST``; ``enabled`` switches actions off
+per agent (context preconditions). ``types`` gives each row's agent type (`goap.domain.AgentType`, an index into
+``Domain.types``; None: type 0 for every row): a type's disallowed actions are off as if disabled, and its cost
+multipliers scale the action costs. An action's cost in a state follows `goap.domain.Domain.action_cost`
+(``scale * max(0, base + cost terms)``, evaluated in the state it is applied to); the heuristics charge its least
+cost over every state, so they stay admissible. ``agents`` plans only those rows (``count``, a one-element array,
+plans only ``agents[:count[0]]``); the other rows of ``out`` are left as they were (NOT_PLANNED in a fresh batch).
 
 Costs are summed in float64 (g, f and the heuristic alike), so a plan's reported cost is its true cost and the
 cheapest plan wins for every cost the domain loader accepts (``0 <= cost <= MAX_COST``, zero-cost actions
@@ -172,6 +177,7 @@ class Planner(Protocol):
         costs: Any = None,
         enabled: Any = None,
         *,
+        types: Any = None,
         goal_table: GoalTables | None = None,
         agents: Any = None,
         out: PlanBatch | None = None,
@@ -271,8 +277,10 @@ def check_inputs(
     costs: np.ndarray | None,
     enabled: np.ndarray | None,
     agents: np.ndarray | None,
+    types: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
-    """Validate shapes, dtypes and ranges of host inputs; returns them as contiguous numpy arrays."""
+    """Validate shapes, dtypes and ranges of host inputs; returns them as contiguous numpy arrays (``types`` is
+    checked too, `check_types`, and converted by it)."""
     states = np.ascontiguousarray(states, dtype=np.uint64)
     W, A = tables.n_words, tables.n_actions
     if states.ndim != 2 or states.shape[1] != W:
@@ -300,10 +308,31 @@ def check_inputs(
         agents = np.ascontiguousarray(agents, dtype=np.int32).reshape(-1)
         if len(agents) and (agents.min() < 0 or agents.max() >= n):
             raise ValueError(f"agent indices must be in 0..{n - 1}")
+    check_types(tables, types, n, agents)
     planned = goals if agents is None else goals[agents]
     if len(planned) and (planned.min() < 0 or planned.max() >= goal_table.n_goals):
         raise ValueError(f"goal indices of the agents planned must be in 0..{goal_table.n_goals - 1}")
     return states, goals, costs, enabled, agents
+
+
+def check_types(tables: DomainTables, types: Any, n: int, agents: np.ndarray | None = None) -> np.ndarray | None:
+    """``types`` as a contiguous int32[n] host array (None stays None), every planned row's type an index of
+    ``Domain.types``; a ValueError naming the row and the known types otherwise."""
+    if types is None:
+        return None
+    types = np.ascontiguousarray(types)
+    if types.dtype.kind not in "iu":
+        raise ValueError(f"types must be an integer array of agent type indices, got dtype {types.dtype}")
+    if types.shape != (n,):
+        raise ValueError(f"types must have shape [{n}], got {types.shape}")
+    planned = types if agents is None else types[np.asarray(agents, dtype=np.int64)]
+    T = len(tables.domain.types)
+    bad = np.flatnonzero((planned < 0) | (planned >= T))
+    if len(bad):
+        row = int(bad[0]) if agents is None else int(np.asarray(agents)[bad[0]])
+        known = ", ".join(f"{i} ({t.name})" for i, t in enumerate(tables.domain.types))
+        raise ValueError(f"row {row}: agent type {int(planned[bad[0]])} is out of range (types: {known})")
+    return types.astype(np.int32, copy=False)
 
 
 def check_capturable(wp: Any, out: PlanBatch | None, **inputs: Any) -> None:
@@ -370,7 +399,8 @@ class ConditionTables:
     action_cond: np.ndarray  # int32[...]
     achiever_start: np.ndarray  # int32[C + 1]
     achiever_action: np.ndarray  # int32[...]
-    default_pre_cost: np.ndarray  # float64[P]: cheapest achiever of each action precondition at the domain costs
+    default_pre_cost: np.ndarray  # float64[P]: cheapest achiever of each action precondition at the domain's least
+    # costs (`DomainTables.min_cost`)
     pre_of_start: np.ndarray  # int32[C + 1]
     pre_of_action: np.ndarray  # int32[...]
     effect_start: np.ndarray  # int32[A + 1]
@@ -427,7 +457,7 @@ def condition_tables(tables: DomainTables) -> ConditionTables:
         achiever_start=starts(ach),
         achiever_action=np.array([b for r in ach for b in r], dtype=np.int32),
         default_pre_cost=np.array([
-            min((float(tables.cost[b]) for b in range(len(domain.actions)) if achieves(domain.actions[b], c)),
+            min((float(tables.min_cost[b]) for b in range(len(domain.actions)) if achieves(domain.actions[b], c)),
                 default=np.inf)
             for action in domain.actions for c in action.pre
         ], dtype=np.float64),

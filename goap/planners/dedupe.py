@@ -4,9 +4,9 @@ In a game thousands of agents often ask the same question (a squad spawned in on
 ask it again on the next tick. `DedupingPlanner` wraps any planner with the same ``plan()`` contract:
 
 * Within a call, the requested rows are grouped by their *query* (state words, goal, action-cost row, enabled
-  row, and the node-pool level the search starts at, ``PlanBatch.level``, which the planner reads): a hash per
-  row and an insert into a hash table of the call's queries, where a row whose hash matches is compared with the
-  slot's row word by word, so a hash collision never merges two different queries (see `goap.kernels.dedupe`).
+  row, agent type, and the node-pool level the search starts at, ``PlanBatch.level``, which the planner reads): a
+  hash per row and an insert into a hash table of the call's queries, where a row whose hash matches is compared with
+  the slot's row word by word, so a hash collision never merges two different queries (see `goap.kernels.dedupe`).
   Only one row per group (its first in request order, on the CPU) is planned; every field of the PlanBatch
   (status, cost, length, actions, expanded, level and whatever fields it gains) is then copied to the other rows,
   all in Warp kernels on the planner's device. Results are exactly those of planning each row alone, since a
@@ -21,8 +21,8 @@ ask it again on the next tick. `DedupingPlanner` wraps any planner with the same
 
 What counts as the same query: ``costs=None`` (the domain's costs) and an explicit cost row are different
 queries even when the values agree (the planner may sum the domain's costs at a higher precision), while
-``enabled=None`` is the same as an all-true row. Costs compare as float32 bit patterns. The goal table is part
-of the key (as a token per table object): a new table object means new queries.
+``enabled=None`` is the same as an all-true row, and ``types=None`` as a row of type 0. Costs compare as float32 bit
+patterns. The goal table is part of the key (as a token per table object): a new table object means new queries.
 
 Counters live in a small device array (``counters``, int64, names in `COUNTERS`, the table
 `goap.codes.DEDUPE_COUNTERS`) so a captured tick needs no readback; `DedupingPlanner.stats` reads them once on the
@@ -38,7 +38,7 @@ allocates the grouping scratch, the cache's result rows and the inner planner's 
 Cost per call: four launches besides the search (start, group, join, copy; on the CPU outside capture the group
 and copy launches run one span of rows per worker thread of the shared pool), plus the cache's when there is one.
 Memory: scratch of about 100 bytes per requested row (grown on demand, reused: keys, groups, lists, and group
-tables of at least twice as many slots as rows), and for the cache ``capacity * (8 W + 4 A + A + 22 + R)`` bytes,
+tables of at least twice as many slots as rows), and for the cache ``capacity * (8 W + 4 A + A + 33 + R)`` bytes,
 R the bytes of one PlanBatch row (status, cost, length, actions, expanded, level: 4 L + 18 with float64 costs).
 """
 
@@ -246,7 +246,8 @@ class DedupingPlanner:
         if self._entries is None:
             return 0
         e = self._entries
-        arrays = [e.hash, e.state, e.used, e.claim, e.states, e.goal, e.token, e.level, e.cost_bits, e.enabled]
+        arrays = [e.hash, e.state, e.used, e.claim, e.states, e.goal, e.token, e.level, e.agent_type, e.cost_bits,
+                  e.enabled]
         return sum(a.capacity for a in arrays) + sum(a.capacity for a in self._cached.values())
 
     # --- planning -------------------------------------------------------------------------------------------------
@@ -257,6 +258,7 @@ class DedupingPlanner:
         costs: Any = None,
         enabled: Any = None,
         *,
+        types: Any = None,
         goal_table: GoalTables | None = None,
         agents: Any = None,
         count: Any = None,
@@ -271,8 +273,8 @@ class DedupingPlanner:
         wp, k, dev = self._wp, self._k, self.device
         host = host_sized(dev)
         if capturing(dev):
-            check_capturable(wp, states=states, goals=goals, costs=costs, enabled=enabled, agents=agents,
-                             count=count, out=out)
+            check_capturable(wp, states=states, goals=goals, costs=costs, enabled=enabled, types=types,
+                             agents=agents, count=count, out=out)
         if not host:
             self._pinned = True
         goal_table = goal_table or self.tables.goals
@@ -280,7 +282,7 @@ class DedupingPlanner:
         host_check = None
 
         if isinstance(states, wp.array):
-            self._check_device_inputs(states, goals, costs, enabled, agents, count)
+            self._check_device_inputs(states, goals, costs, enabled, agents, count, types)
             n = states.shape[0]
             if out is None:
                 on_device = getattr(PlanBatch, "on_device", None)
@@ -289,12 +291,17 @@ class DedupingPlanner:
                     if on_device is not None and not dev.is_cpu
                     else PlanBatch.empty(n, self.max_plan_length)
                 )
-            inner_in = (states, goals, costs, enabled)
+            inner_in = (states, goals, costs, enabled, types)
             k_states, k_goals, k_costs, k_enabled, k_agents = states, goals, costs, enabled, agents
-            k_count = count
+            k_count, k_types = count, types
         else:
             states, goals, costs, enabled, h_agents = self._host_inputs(states, goals, costs, enabled, agents)
             n = states.shape[0]
+            if types is not None:
+                types = np.ascontiguousarray(types.numpy() if isinstance(types, wp.array) else types)
+                if types.shape != (n,) or types.dtype.kind not in "iu":
+                    raise ValueError(f"types must be an integer array of shape [{n}], got {types.dtype} {types.shape}")
+                types = types.astype(np.int32, copy=False)
             if out is None:
                 out = PlanBatch.empty(n, self.max_plan_length)
             # On the CPU device these are zero-copy views of the caller's arrays; on a GPU, copies made once.
@@ -303,17 +310,18 @@ class DedupingPlanner:
             k_costs = None if costs is None else self._device(costs, wp.float32)
             k_enabled = None if enabled is None else self._device(enabled, wp.bool)
             k_agents = None if h_agents is None else self._device(h_agents, wp.int32)
+            k_types = None if types is None else self._device(types, wp.int32)
             k_count = self._count_array(count)
             if not self._inner_takes_count and dev.is_cpu:
-                inner_in = (states, goals, costs, enabled)  # an older planner: host arrays, checked by it
+                inner_in = (states, goals, costs, enabled, types)  # an older planner: host arrays, checked by it
             else:
                 # Device views for the planner (it then checks shapes only); the values of the rows it searches are
                 # checked here first, the way `check_inputs` checks a host call. Rows not searched share a searched
                 # row's query, or a cached one's, which was checked when it was searched.
-                inner_in = (k_states, k_goals, k_costs, k_enabled)
-                host_check = (goal_table, states, goals, costs, enabled)
+                inner_in = (k_states, k_goals, k_costs, k_enabled, k_types)
+                host_check = (goal_table, states, goals, costs, enabled, types)
                 if not dev.is_cpu:
-                    check_inputs(self.tables, goal_table, states, goals, costs, enabled, None)
+                    check_inputs(self.tables, goal_table, states, goals, costs, enabled, None, types)
                     host_check = None
 
         if tuple(out.status.shape) != (n,):
@@ -343,6 +351,8 @@ class DedupingPlanner:
         q.enabled = self._dummy_u8 if k_enabled is None else k_enabled.view(wp.uint8)
         q.has_level = int(level is not None)
         q.level = self._dummy_i8 if level is None else self._device_view(level, wp.int8, "level")
+        q.has_types = int(k_types is not None)
+        q.types = self._dummy_i32 if k_types is None else k_types
         q.n_actions = self.tables.n_actions
         q.token = token
         r = k.Requests()
@@ -437,7 +447,7 @@ class DedupingPlanner:
         options: dict[str, Any],
     ) -> None:
         """Plan the representatives (or the cache's misses): ``plan_rows[:plan_count[0]]``."""
-        states, goals, costs, enabled = inner_in
+        states, goals, costs, enabled, types = inner_in
         if self._inner_takes_count and not host_sized(self.device):
             # The whole scratch array, not a slice: ``count`` bounds the rows on the device, with no readback.
             agents, count = plan_rows, plan_count
@@ -460,6 +470,8 @@ class DedupingPlanner:
         kwargs: dict[str, Any] = dict(goal_table=goal_table, agents=agents, out=out, **options)
         if count is not None:
             kwargs["count"] = count
+        if types is not None:  # (a planner without agent types is never given them)
+            kwargs["types"] = types
         self.inner.plan(states, goals, costs, enabled, **kwargs)
 
     def _cost_words(self, costs: Any) -> Any:
@@ -481,12 +493,12 @@ class DedupingPlanner:
 
     def _check_searched_rows(self, host: tuple, plan_rows: Any, plan_count: Any) -> None:
         """`check_inputs` on the rows about to be searched (host arrays on the CPU device: reading is free)."""
-        goal_table, states, goals, costs, enabled = host
+        goal_table, states, goals, costs, enabled, types = host
         ids = plan_rows.numpy()[: int(plan_count.numpy()[0])]
         if len(ids) == 0:
             return
         check_inputs(self.tables, goal_table, states[ids], goals[ids], None if costs is None else costs[ids],
-                     None if enabled is None else enabled[ids], None)
+                     None if enabled is None else enabled[ids], None, None if types is None else types[ids])
 
     def _parts(self, rows: int) -> int:
         """Spans a call's requests are cut into on the CPU: ``_SPANS_PER_WORKER`` per worker thread for a large
@@ -731,6 +743,7 @@ class DedupingPlanner:
         e.goal = wp.zeros(K, dtype=wp.int32, device=dev)
         e.token = wp.zeros(K, dtype=wp.int32, device=dev)
         e.level = wp.zeros(K, dtype=wp.int8, device=dev)
+        e.agent_type = wp.zeros(K, dtype=wp.int32, device=dev)
         e.cost_bits = wp.zeros((K, max(1, self.tables.n_actions)), dtype=wp.uint32, device=dev)
         e.enabled = wp.zeros((K, max(1, self.tables.n_actions)), dtype=wp.uint8, device=dev)
         e.capacity = K
@@ -775,7 +788,9 @@ class DedupingPlanner:
         s["table_bits"], s["join_bits"] = bits, join_bits
         return s
 
-    def _check_device_inputs(self, states: Any, goals: Any, costs: Any, enabled: Any, agents: Any, count: Any) -> None:
+    def _check_device_inputs(
+        self, states: Any, goals: Any, costs: Any, enabled: Any, agents: Any, count: Any, types: Any = None
+    ) -> None:
         """Shapes, dtypes and devices of inputs already on the device (values are not scanned: that would copy)."""
         wp, W, A = self._wp, self.tables.n_words, self.tables.n_actions
         n = states.shape[0]
@@ -786,6 +801,7 @@ class DedupingPlanner:
             ("enabled", enabled, (wp.bool, wp.uint8), (n, A)),
             ("agents", agents, wp.int32, None),
             ("count", count, wp.int32, (1,)),
+            ("types", types, wp.int32, (n,)),
         ]
         for name, x, dtype, shape in expect:
             if x is None:

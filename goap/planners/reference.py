@@ -37,6 +37,11 @@ The search, which the Warp planner follows step for step:
   c_min the cheapest enabled action (each step fixes at most e conditions and costs at least c_min; c_min may
   be 0). A goal condition with no usable achiever gives h = inf: the state is a dead end and is not stored.
 * Costs, g, h and f are float64: the reported cost of a plan is its true cost (see `goap.planners.base`).
+* Agent types and cost terms: an agent's usable actions are those its enabled row and its type both allow; the
+  heuristics above charge each action its least cost over every state, ``scale * max(0, base + sum_k min(per_k *
+  lo_k, per_k * hi_k))`` (`goap.domain.Domain.action_min_cost`), which no state undercuts, so they stay
+  admissible, and consistent where they were; an expansion charges the exact cost in the state it expands
+  (`goap.domain.Domain.action_cost`), never below that.
 * Open list ordered by (f, h, node id); ties therefore go to the deeper node, then to the older one.
   f = g + h for A*; g + w * h for weighted A* (``weight``, plans within w x optimal); h for greedy.
 * A state's g may improve while it is open: its open entry moves up (here: pushed again, the stale entry is
@@ -75,6 +80,7 @@ from goap.planners.base import (
     Status,
     check_inputs,
     check_options,
+    check_types,
     heuristic_name,
     host_view,
     pool_levels,
@@ -164,6 +170,7 @@ class ReferencePlanner:
         costs: Any = None,
         enabled: Any = None,
         *,
+        types: Any = None,
         goal_table: GoalTables | None = None,
         agents: Any = None,
         count: Any = None,
@@ -172,10 +179,12 @@ class ReferencePlanner:
     ) -> PlanBatch:
         """Plan agent by agent; escalation and deferral follow `goap.planners.base` exactly."""
         goal_table = goal_table or self.tables.goals
+        types = host_view(types)
         states, goals, costs, enabled, agents = check_inputs(
             self.tables, goal_table, host_view(states), host_view(goals), host_view(costs), host_view(enabled),
-            host_view(agents),
+            host_view(agents), types,
         )
+        types = check_types(self.tables, types, states.shape[0], agents)
         n = states.shape[0]
         batch = out if out is not None else PlanBatch.empty(n, self.max_plan_length)
         host = batch.numpy()
@@ -187,10 +196,14 @@ class ReferencePlanner:
         results: dict[int, tuple] = {}
         level = {i: min(max(int(host.level[i]), 0), self.n_levels) for i in rows}
         for i in rows:
-            agent_costs = default_costs if costs is None else [float(c) for c in costs[i]]
-            agent_enabled = [True] * len(agent_costs) if enabled is None else [bool(e) for e in enabled[i]]
+            base = default_costs if costs is None else [float(c) for c in costs[i]]
+            agent_type = self.domain.types[0 if types is None else int(types[i])]
+            agent_enabled = [
+                bool(agent_type.actions[a]) and (enabled is None or bool(enabled[i, a])) for a in range(len(base))
+            ]
+            least, step_cost = self.agent_costs(base, agent_type.cost_scale)
             start = tuple(int(v) for v in values[i])
-            results[i] = self.search(start, goal_table.goals[goals[i]], agent_costs, agent_enabled, self.pools)
+            results[i] = self.search(start, goal_table.goals[goals[i]], least, agent_enabled, self.pools, step_cost)
 
         # Replay the waves: level by level, agents in order, escalated searches within the call's budget.
         budget = math.inf if max_escalated_nodes is None else int(max_escalated_nodes)
@@ -229,10 +242,30 @@ class ReferencePlanner:
         _write_back(batch, host)
         return batch
 
+    def agent_costs(self, base: list[float], scale: tuple[float, ...] | None = None) -> tuple[list[float], Any]:
+        """An agent's per-action least costs (what the heuristics charge, `Domain.action_min_cost`) and the exact
+        cost of an action in a state (`Domain.action_cost`; None when no action has cost terms: then the least
+        cost is the cost), from its base costs and its type's multipliers."""
+        domain = self.domain
+        scale = scale if scale is not None else (1.0,) * len(base)
+        least = [domain.action_min_cost(a, base[a], scale[a]) for a in range(len(base))]
+        if not domain.has_cost_terms:
+            return least, None
+        termed = [bool(action.cost_terms) for action in domain.actions]
+
+        def step_cost(a: int, state: State) -> float:
+            return domain.action_cost(a, state, base[a], scale[a]) if termed[a] else least[a]
+
+        return least, step_cost
+
     def search(
-        self, start: State, goal: Goal, costs: list[float], enabled: list[bool], pools: list[int] | None = None
+        self, start: State, goal: Goal, costs: list[float], enabled: list[bool], pools: list[int] | None = None,
+        step_cost: Any = None,
     ) -> tuple[Status, float, list[int], int, int, int, list[int]]:
         """One A* search with the largest pool of ``pools``.
+
+        ``costs`` are the actions' least costs (the heuristics'), ``step_cost(a, state)`` the exact cost of a in
+        the state it is applied to (None: ``costs[a]``; see `agent_costs`).
 
         Returns (status, cost, plan, expanded, length, fits, overflow): ``fits`` is the first pool level whose
         search ends as this one did (``len(pools)``: none; inf: the goal is relaxed-unreachable, found when the
@@ -291,7 +324,7 @@ class ReferencePlanner:
                 if not domain.is_applicable(state, action):
                     continue
                 child = domain.apply(state, action)
-                g = g_of[node] + costs[a]
+                g = g_of[node] + (costs[a] if step_cost is None else step_cost(a, state))
                 known = index.get(child)
                 if known is None:
                     h = heuristic(child)

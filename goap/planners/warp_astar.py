@@ -60,8 +60,10 @@ from goap.planners.base import (
     check_capturable,
     check_inputs,
     check_options,
+    check_types,
     condition_tables,
     heuristic_name,
+    host_view,
     pool_levels,
     pop_limit,
     relevance,
@@ -272,6 +274,7 @@ class WarpAStarPlanner:
         costs: Any = None,
         enabled: Any = None,
         *,
+        types: Any = None,
         goal_table: GoalTables | None = None,
         agents: Any = None,
         count: Any = None,
@@ -289,15 +292,16 @@ class WarpAStarPlanner:
         wp = self._wp
         host = host_sized(self.device)
         if capturing(self.device):
-            check_capturable(wp, states=states, goals=goals, costs=costs, enabled=enabled, agents=agents,
-                              count=count, out=out)
+            check_capturable(wp, states=states, goals=goals, costs=costs, enabled=enabled, types=types,
+                              agents=agents, count=count, out=out)
         goal_table = goal_table or self.tables.goals
         if isinstance(states, wp.array):
-            _check_device_inputs(self.tables, states, goals, costs, enabled, agents)
+            _check_device_inputs(self.tables, states, goals, costs, enabled, agents, types)
         else:
             states, goals, costs, enabled, agents = check_inputs(
-                self.tables, goal_table, states, goals, costs, enabled, agents
+                self.tables, goal_table, states, goals, costs, enabled, agents, host_view(types)
             )
+            types = check_types(self.tables, host_view(types), states.shape[0], agents)
         n = states.shape[0]
         out = out if out is not None else PlanBatch.empty(n, self.max_plan_length)
         if tuple(out.actions.shape) != (n, self.max_plan_length):
@@ -320,6 +324,8 @@ class WarpAStarPlanner:
         _assign(q, "has_enabled", int(enabled is not None))
         _assign(q, "ids", self._dummy_ids if agents is None else self._to_device(agents, wp.int32))
         _assign(q, "use_ids", int(agents is not None))
+        _assign(q, "types", self._dummy_ids if types is None else self._to_device(types, wp.int32))
+        _assign(q, "has_types", int(types is not None))
         if count is None:
             if host:
                 self._count_view[0] = capacity
@@ -363,6 +369,7 @@ class WarpAStarPlanner:
             lq = self._level_query
             lq.states, lq.goals, lq.costs, lq.has_costs = q.states, q.goals, q.costs, q.has_costs
             lq.enabled, lq.has_enabled = q.enabled, q.has_enabled
+            lq.types, lq.has_types = q.types, q.has_types
             lq.ids, lq.use_ids, lq.count = rows_at, 1, self._granted
             for lv in range(1, self.n_levels):
                 pool = self.pools[lv]
@@ -739,8 +746,11 @@ def _assign(struct: Any, name: str, value: Any) -> bool:
     return False
 
 
-def _check_device_inputs(tables: DomainTables, states: Any, goals: Any, costs: Any, enabled: Any, agents: Any) -> None:
-    """Shape checks for inputs already on the device (values are not scanned: that would cost a copy)."""
+def _check_device_inputs(
+    tables: DomainTables, states: Any, goals: Any, costs: Any, enabled: Any, agents: Any, types: Any = None
+) -> None:
+    """Shape checks for inputs already on the device (values are not scanned: that would cost a copy; a row whose
+    type index is out of range gets no usable action in the kernel, so NO_PLAN, never a read out of bounds)."""
     n, W, A = states.shape[0], tables.n_words, tables.n_actions
     if states.ndim != 2 or states.shape[1] != W:
         raise ValueError(f"states must have shape [N, {W}], got {states.shape}")
@@ -751,6 +761,8 @@ def _check_device_inputs(tables: DomainTables, states: Any, goals: Any, costs: A
             raise ValueError(f"{name} must have shape [{n}, {A}], got {x.shape}")
     if agents is not None and len(agents.shape) != 1:
         raise ValueError("agents must be a 1-d array of agent indices")
+    if types is not None and tuple(types.shape) != (n,):
+        raise ValueError(f"types must have shape [{n}], got {types.shape}")
 
 
 class WarpWeightedAStarPlanner(WarpAStarPlanner):

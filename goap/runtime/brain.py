@@ -108,14 +108,15 @@ class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
         L = int(self.planner.max_plan_length)
         self._n_levels = int(getattr(self.planner, "n_levels", 1))
 
-        self._default_state = self.tables.pack(self.domain.default_state())
+        # Agents start as type 0: its default facts and goal priorities (the domain's when it declares no types).
+        self._default_state = self.tables.pack(self.domain.type_state(0))
         alive = np.zeros(N, dtype=bool)
         alive[: N if cfg.n_alive is None else cfg.n_alive] = True
         self.arrays = AgentArrays(
             N, {"W": self.tables.n_words, "G": G, "A": A, "L": L}, self.device,
             fills={
                 "states": self._default_state,
-                "priorities": self.tables.goals.priority.astype(np.float32),
+                "priorities": np.array(self.domain.types[0].priority, dtype=np.float32).reshape(-1),
                 "costs": self.tables.cost.astype(np.float32),
                 "alive": alive,
             },
@@ -178,14 +179,9 @@ class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
         each type's default state (packed, for spawn and reset), and the small constant rows commands pass."""
         wp, dev, d = self._wp, self.device, self.domain
         A = self.tables.n_actions
-        types = getattr(d, "types", None) or ()
-        self.type_names = tuple(t.name for t in types) or ("default",)
-        if types:
-            priority = np.array([t.priority for t in types], dtype=np.float32).reshape(len(types), -1)
-            self._type_default_states = [d.type_state(k) for k in range(len(types))]
-        else:
-            priority = self.tables.goals.priority.astype(np.float32)[None]
-            self._type_default_states = [d.default_state()]
+        self.type_names = tuple(t.name for t in d.types)
+        priority = np.array([t.priority for t in d.types], dtype=np.float32).reshape(len(d.types), -1)
+        self._type_default_states = [d.type_state(k) for k in range(len(d.types))]
         from goap.kernels.tick import Rules
 
         rules = Rules()
@@ -195,6 +191,8 @@ class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
             priority = np.zeros((priority.shape[0], 1), np.float32)
         rules.type_priority = wp.array(np.ascontiguousarray(priority), dtype=wp.float32, device=dev)
         self._rules = rules
+        # The planners read each agent's type only when the domain declares types (type 0 is every agent's else).
+        self._plan_types = self.arrays.agent_type if d.declares_types else None
         packed = np.stack([self.tables.pack(s) for s in self._type_default_states])
         self._type_states = wp.array(packed, dtype=wp.uint64, device=dev)
         self._type_zero = wp.zeros(1, dtype=wp.int32, device=dev)

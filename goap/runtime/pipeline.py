@@ -268,8 +268,8 @@ class Pipeline:
             return
         a = self.arrays
         planner = self.planner if grouping else self.planner.inner
-        planner.plan(a.states, a.goal, a.costs, a.enabled, agents=self._planned_ids(), count=self._q_planned,
-                     out=self._batch, max_escalated_nodes=self.search_nodes_per_tick)
+        planner.plan(a.states, a.goal, a.costs, a.enabled, types=self._plan_types, agents=self._planned_ids(),
+                     count=self._q_planned, out=self._batch, max_escalated_nodes=self.search_nodes_per_tick)
 
     def _accept(self) -> None:
         dim = int(self._q_count_view[1]) if host_sized(self.device) else self._plan_capacity()
@@ -355,8 +355,9 @@ class Pipeline:
         wp, a = self._wp, self.arrays
         ids = self._q_ids.numpy()[:n].astype(np.int64)
         host = {name: arr.numpy() for name, arr in a.items()}  # views on the CPU, copies on a GPU
-        batch = self.planner.plan(host["states"], host["goal"], host["costs"], host["enabled"], agents=ids,
-                                  out=self._host_batch)
+        types = host["agent_type"] if self._plan_types is not None else None
+        batch = self.planner.plan(host["states"], host["goal"], host["costs"], host["enabled"], types=types,
+                                  agents=ids, out=self._host_batch)
         L = host["plan"].shape[1]
         host["plan_status"][ids] = batch.status[ids]
         host["plan_cost"][ids] = batch.cost[ids]
