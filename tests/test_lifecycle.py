@@ -436,3 +436,65 @@ def test_a_world_event_that_breaks_the_preconditions_interrupts_only_an_interrup
     brain.write_fact("at", "post", agents=[1])  # cook's precondition breaks, but cook runs to its end
     brain.tick()
     assert h(brain.action)[1] == action(brain, "cook") and brain.events.count("action_interrupted") == 0
+
+
+# --- agent types in a brain ----------------------------------------------------------------------------------------
+def camp():
+    from pathlib import Path
+
+    from goap.domain_file import load_domain
+
+    return load_domain(Path(__file__).resolve().parents[1] / "examples" / "camp.toml")
+
+
+def test_spawn_with_a_type_writes_its_facts_and_priorities_and_the_planner_keeps_to_its_actions():
+    d = camp()
+    brain = Brain(d, 40, planner="warp", device="cpu", n_alive=0)
+    guards = brain.spawn(20, agent_type="guard")
+    medics = brain.spawn(20, agent_type="medic", states={"hunger": 3})
+    assert (h(brain.agent_type)[guards] == d.type_index("guard")).all()
+    assert (h(brain.agent_type)[medics] == d.type_index("medic")).all()
+    assert (h(brain.read_fact("at", medics)) == d.fact("at").labels.index("infirmary")).all()
+    assert (h(brain.read_fact("hunger", medics)) == 3).all()
+    heal = d.goal_index("heal")
+    assert (h(brain.priorities)[medics, heal] == 12).all() and (h(brain.priorities)[guards, heal] <= 0).all()
+    brain.write_fact("wounded_near", True)  # everyone hears of a wounded soldier
+    brain.write_fact("fatigue", 4, agents=guards[:5])
+    for _ in range(3):
+        brain.tick()
+    medic_actions = {d.actions[a].name for i in medics for a in h(brain.plan)[i][: h(brain.plan_length)[i]]}
+    guard_actions = {d.actions[a].name for i in guards for a in h(brain.plan)[i][: h(brain.plan_length)[i]]}
+    assert {"take_kit", "heal"} <= medic_actions
+    assert not guard_actions & {"take_kit", "heal"}  # not a guard's actions
+    assert (h(brain.goal)[guards] != heal).all()  # nor its goal, whatever its priority row says
+
+
+def test_set_type_changes_priorities_and_replans_and_types_survive_a_snapshot(tmp_path):
+    d = camp()
+    brain = Brain(d, 6, planner="reference", device="cpu")
+    brain.write_fact("wounded_near", True)
+    brain.tick()
+    assert (h(brain.goal) != d.goal_index("heal")).all()  # type 0 (guard) never selects heal
+    brain.set_type([1, 2], "medic")
+    brain.tick()
+    assert list(h(brain.goal)[[1, 2]]) == [d.goal_index("heal")] * 2
+    path = tmp_path / "camp.npz"
+    brain.snapshot(path)
+    again = Brain(d, 6, planner="reference", device="cpu")
+    again.restore(path)
+    assert again.state_hash() == brain.state_hash() and list(h(again.agent_type)) == [0, 1, 1, 0, 0, 0]
+    for b in (brain, again):
+        b.tick()
+    assert again.state_hash() == brain.state_hash()
+    with pytest.raises(ValueError, match="unknown agent type 'cook'"):
+        brain.set_type([0], "cook")
+
+
+def test_an_agent_type_out_of_range_is_an_input_error():
+    d = camp()
+    brain = Brain(d, 4, planner="reference", device="cpu")
+    types = h(brain.agent_type).copy()
+    types[3] = 7
+    brain.assign("agent_type", types)
+    with pytest.raises(BrainError, match=r"agent 3: agent_type 7 is out of range 0\.\.1"):
+        brain.tick()
