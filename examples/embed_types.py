@@ -127,7 +127,7 @@ def main() -> None:
     args = ap.parse_args()
 
     brain = Brain(DOMAIN, args.agents, world=CampWorld(), device=args.device, n_alive=0, capture=args.capture,
-                  seed=args.seed, plan_budget=max(256, args.agents // 10))
+                  seed=args.seed, plan_budget=max(256, args.agents // 4))
     n_medics = int(args.agents * args.medics)
     brain.spawn(args.agents - n_medics, agent_type="guard")
     brain.spawn(n_medics, agent_type="medic")  # starts at the infirmary: the type's default fact

@@ -29,3 +29,18 @@ def test_embed_minimal_example():
     hunger = float(r.stdout.split("mean hunger ")[1].split(",")[0])
     assert hunger < 2.0  # the world makes them hungrier every 20 ticks; eating keeps them below it
     assert "agent 0 pursues" in r.stdout
+
+
+def test_embed_types_example():
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "examples/embed_types.py"), "--agents", "400", "--ticks", "80", "--device", "cpu"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    done = dict(part.rsplit(" ", 1) for part in r.stdout.split("actions done: ")[1].strip().split(", "))
+    assert int(done["heal"]) > 0 and int(done["rest"]) > 0  # medics heal; tired soldiers rest
+    interrupted = int(r.stdout.split("interrupted actions ")[1].split(" ")[0])
+    reported = int(r.stdout.split(" reported in ")[0].rsplit("(", 1)[1])
+    assert interrupted == reported  # brain.on saw every interruption the counters did
+    read = int(r.stdout.split(" bytes read from the device a tick")[0].rsplit(" ", 1)[1])
+    assert read < 1024  # counters only: nothing in the loop reads an array of all agents
