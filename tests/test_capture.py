@@ -226,3 +226,62 @@ def test_fixed_settings_refuse_to_change():
         brain.capture = True
     with pytest.raises(ValueError, match="plan_budget"):
         brain.plan_budget = 0
+
+
+def test_types_cost_terms_non_interruptible_actions_and_commands_captured_equal_plain():
+    """The camp domain (two types, cost terms, non-interruptible actions) with the game's commands between ticks:
+    replans on a device list, pins, type changes, action statuses and spawns, as a game would issue them."""
+    import warp as wp
+
+    from tests.test_lifecycle import camp
+
+    domain = camp()
+
+    def game(brain, t):
+        some = wp.array(np.arange(t % 5, brain.n_agents, 9, dtype=np.int32), device=brain.device)
+        if t % 4 == 1:
+            brain.replan(some)
+        if t % 7 == 3:
+            brain.set_goal(some, "guard")
+        if t % 6 == 2:
+            brain.set_type(some, "medic" if t % 12 == 2 else "guard")
+        if t % 5 == 4:
+            brain.write_fact("wounded_near", True, agents=some)
+        if t == 8:
+            brain.despawn(some)
+        if t == 12:
+            brain.spawn(5, agent_type="medic", states={"fatigue": 4})
+
+    def make(capture):
+        return Brain(domain, 150, world=engine_world(domain), device="cpu", seed=4, plan_budget=50,
+                     capture=capture)
+
+    plain, _ = pair(make, 30, game)
+    c = plain.counters
+    assert c["replan_commanded"] > 0 and c["actions_interrupted"] > 0 and c["plans_made"] > 0
+
+
+def test_a_row_scorer_and_a_sensor_captured_equal_plain():
+    import warp as wp
+
+    from tests.test_lifecycle import grow_hunger, guard_domain
+
+    domain = guard_domain()
+    G = len(domain.goals)
+
+    class Rows:
+        every = 3
+
+        def score_rows(self, brain, rows):
+            ids = rows.numpy().astype(np.float32)
+            return ((ids[:, None] * (np.arange(G)[None] + 2) + brain.tick_count) % 5).astype(np.float32) + 0.5
+
+    def make(capture):
+        brain = Brain(domain, 90, world=engine_world(domain), device="cpu", seed=6, goal_scorer=Rows(),
+                      capture=capture)
+        slot = brain.fact_slot("hunger")
+        brain.add_sensor(lambda b, rows: b.launcher.launch(grow_hunger, rows.shape[0], [
+            b.agents.states, rows, slot.word, slot.shift, wp.uint64(slot.mask), wp.uint64(slot.top)]), every=4)
+        return brain
+
+    pair(make, 25)

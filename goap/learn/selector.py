@@ -83,7 +83,7 @@ class UtilitySelector:
         keep_predictions: bool = False,
         cache: bool = True,
         torch_threads: int | None = 1,
-        every: int = 8,
+        every: int = 16,
     ):
         for name, v in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
             if not np.isfinite(v) or v < 0:

@@ -130,8 +130,10 @@ def check_setting(name: str, value: Any, n_agents: int) -> None:
         raise ValueError(f"search_nodes_per_tick must be >= 1, got {value!r}")
     if name == "cpu_threads" and value is not None and (not _is_int(value) or not 1 <= value <= 64):
         raise ValueError(f"cpu_threads must be an integer in 1..64, got {value!r}")
-    if name == "goal_scorer" and value is not None and not callable(value):
-        raise ValueError(f"goal_scorer must be callable or None, got {type(value).__name__}")
+    if name == "goal_scorer" and value is not None and not callable(value) \
+            and not callable(getattr(value, "score_rows", None)):
+        raise ValueError(f"goal_scorer must be callable, a row scorer (with score_rows) or None, got "
+                         f"{type(value).__name__}")
     if name in ("apply_effects", "check_inputs", "capture", "stage_timing") and not isinstance(value, bool | np.bool_):
         raise ValueError(f"{name} must be True or False, got {value!r}")
     if name == "planner_options" and value is not None and not isinstance(value, dict):
