@@ -20,10 +20,10 @@ if TYPE_CHECKING:
 #: the world's attribute names; a snapshot names them without the leading underscore.
 AGENT_STATE = (
     "home", "_positions", "trade", "phase", "base_priority", "cur_action", "target", "claim", "progress", "waited",
-    "searched",
+    "searched", "_contribution",
 )
 MAP_STATE = ("site_pos", "site_kind", "site_max", "site_stock", "site_owner", "bucket", "field", "nearest")
-STATE = (*MAP_STATE, *AGENT_STATE, "tallies")
+STATE = (*MAP_STATE, *AGENT_STATE, "tallies", "starved")
 
 
 def get_state(world: VillageWorld) -> dict[str, np.ndarray]:
@@ -66,7 +66,7 @@ def check_state(world: VillageWorld, arrays: dict[str, Any]) -> dict[str, np.nda
     field("bucket", np.int32, (N_KINDS * n_cells + 1,))
     field("field", np.int32, (N_KINDS, n_cells))
     field("nearest", np.int32, (N_KINDS, n_cells))
-    for name in AGENT_STATE + ("tallies",):
+    for name in AGENT_STATE + ("tallies", "starved"):
         mine = getattr(world, name).numpy()
         field(name.lstrip("_"), mine.dtype, mine.shape)
     field("tick", np.int64, ())
@@ -95,7 +95,9 @@ def check_state(world: VillageWorld, arrays: dict[str, Any]) -> dict[str, np.nda
                              f"{width} x {height} map")
     if not np.isfinite(got["base_priority"]).all():  # copied into the brain's priorities every sense
         raise ValueError("world state: field 'base_priority' is not finite")
-    for name in ("progress", "waited", "searched", "tallies"):
+    if not np.isfinite(got["contribution"]).all():
+        raise ValueError("world state: field 'contribution' is not finite")
+    for name in ("progress", "waited", "searched", "tallies", "starved"):
         if got[name].size and got[name].min() < 0:
             raise ValueError(f"world state: field '{name}' holds a negative count")
     return got
@@ -106,7 +108,7 @@ def set_state(world: VillageWorld, arrays: dict[str, Any]) -> None:
     the per-agent arrays, tallies and clock are written in place."""
     got = check_state(world, arrays)
     world._load_map(got["terrain"], {name: got[name] for name in MAP_STATE})
-    for name in AGENT_STATE + ("tallies",):
+    for name in AGENT_STATE + ("tallies", "starved"):
         getattr(world, name).assign(got[name.lstrip("_")])
     world._clock.assign(got["tick"].reshape(1))
     world.seed = int(got["seed"])

@@ -105,6 +105,7 @@ from worlds.village.layout import (
     site_counts,
     village_terrain,
 )
+from worlds.village.objective import action_worth, credit_kernel, objective_total
 from worlds.village.sense import sense_clock, sense_kernel, start_kernel, work_costs_kernel
 
 if TYPE_CHECKING:
@@ -213,6 +214,8 @@ class VillageWorld:
         for name in Villagers.vars:
             setattr(v, name, getattr(self, "_positions" if name == "positions" else name))
         self.tallies = wp.zeros(len(TALLIES), dtype=wp.int64, device=dev)
+        self._contribution = wp.zeros(N, dtype=wp.float64, device=dev)  # each agent's share of the objective
+        self.starved = wp.zeros(1, dtype=wp.int64, device=dev)  # agent-ticks at the top of the hunger scale
         self._clock = wp.zeros(1, dtype=wp.int64, device=dev)  # the world's tick (+1 per act, in `act_clock`)
         self._tables(brain)
         for k in range(N_KINDS):
@@ -261,6 +264,11 @@ class VillageWorld:
         dev = self.device
         self._layout = semantics.to_device(brain.tables.layout, semantics.Layout, dev)
         ac = self._acts = make_acts(self.action_names, brain.tables.cost, dev)
+        self._worth = wp.array(action_worth(self.action_names), dtype=wp.float64, device=dev)
+        f = brain.domain.fact_index("hunger")
+        lay = brain.tables.layout
+        self._hunger = (int(lay.word[f]), int(lay.shift[f]), wp.uint64(lay.field_mask(f)),
+                        wp.uint64(brain.domain.facts[f].max - brain.domain.facts[f].min))
         self.move_place, self.kind_of_action, self.work_ticks = (
             ac.move_place.numpy(), ac.kind.numpy(), ac.work_ticks.numpy())
         self._goal_priority = wp.array(np.asarray(brain.tables.goals.priority, np.float32), dtype=wp.float32,
@@ -314,6 +322,7 @@ class VillageWorld:
                 launcher.launch(settle_kernel, N, [g, v, self.bid])
                 launcher.launch(clear_bids_kernel, N, [v, self.bid])
             launcher.launch(advance_kernel, N, [agents, g, ac, v, self.tallies, float(self.speed * dt)])
+            launcher.launch(credit_kernel, N, [agents, self._worth, *self._hunger, self._contribution, self.starved])
         # The world moves on: stock regrows, a kind's nearest-available-site field is rebuilt when one is due.
         if self.n_sites:
             launcher.launch(regrow_kernel, self.n_sites, [g, self._regrow_p, self._regrow_seed])
@@ -341,12 +350,21 @@ class VillageWorld:
         has = t >= 0
         return np.where(has[:, None], pos[np.maximum(t, 0)] if len(pos) else np.nan, np.nan).astype(np.float32)
 
+    def contribution(self, brain: Brain) -> wp.array:
+        """float64 [N] on the device: what each agent's actions have earned the objective since the reset
+        (`worlds.village.objective`); the objective's total is their sum."""
+        return self._contribution
+
     def score(self) -> dict[str, float]:
-        out: dict[str, float] = {name: float(v) for name, v in zip(TALLIES, self.tallies.numpy(), strict=True)}
+        tallies = self.tallies.numpy()
+        out: dict[str, float] = {name: float(v) for name, v in zip(TALLIES, tallies, strict=True)}
+        total = objective_total(tallies, int(self.starved.numpy()[0]))
+        out["objective_total"] = total
         b = self.brain
         if b is None:
             return out
         minutes = max(b.tick_count, 1) / 60.0
+        out["objective"] = total / max(b.n_agents, 1) / minutes
         out["goals_achieved_per_agent_minute"] = b.counters["goals_achieved"] / max(b.n_agents, 1) / minutes
         if b.n_agents:
             states = b.states if isinstance(b.states, np.ndarray) else b.states.numpy()
