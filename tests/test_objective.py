@@ -65,3 +65,41 @@ def test_the_village_objective_survives_a_snapshot(tmp_path):
             b.tick()
     assert other.state_hash() == brain.state_hash()
     assert other_world.score()["objective_total"] == world.score()["objective_total"]
+
+
+def soldiers(n=400, seed=3):
+    from worlds.soldier.world import SoldierWorld
+
+    world = SoldierWorld()
+    return Brain(world.domain, n, world=world, device="cpu", seed=seed, plan_budget=max(64, n // 4)), world
+
+
+def test_soldier_contributions_add_up_to_the_objective_and_its_counts_match_the_battle():
+    from worlds.soldier.objective import DEATH_COST, HOLD_WORTH, KILL_WORTH
+
+    brain, world = soldiers()
+    for _ in range(200):
+        brain.tick()
+    score = world.score()
+    merit = world.merit.numpy()
+    kills, deaths, held0, held1 = (int(x) for x in merit)
+    assert deaths == int(score["deaths"]) and deaths > 0  # the battle's own count of deaths
+    assert 0 < kills <= deaths  # every kill the world credits is one of its deaths
+    assert held0 + held1 > 0
+    total = KILL_WORTH * kills - DEATH_COST * deaths + HOLD_WORTH * (held0 + held1)
+    assert score["objective_total"] == pytest.approx(total)
+    assert world.contribution(brain).numpy().sum() == pytest.approx(total, rel=1e-9, abs=1e-9)
+
+
+def test_the_soldier_objective_survives_a_snapshot(tmp_path):
+    brain, world = soldiers(n=200, seed=4)
+    for _ in range(60):
+        brain.tick()
+    brain.snapshot(tmp_path / "s.npz")
+    other, other_world = soldiers(n=200, seed=4)
+    other.restore(tmp_path / "s.npz")
+    for b in (brain, other):
+        for _ in range(30):
+            b.tick()
+    assert other.state_hash() == brain.state_hash()
+    assert other_world.score()["objective_total"] == world.score()["objective_total"]

@@ -27,6 +27,7 @@ from worlds.soldier.layout import (
     TROOP_ARRAYS,
     with_rules,
 )
+from worlds.soldier.objective import MERIT
 
 if TYPE_CHECKING:
     from worlds.soldier.world import SoldierWorld
@@ -43,6 +44,8 @@ def get_state(world: SoldierWorld) -> dict[str, np.ndarray]:
         out[f"field/{name}"] = getattr(world.field, name).numpy().copy()
     out["clock"] = world.clock.numpy().copy()
     out["stats"] = world.stats.numpy().copy()
+    out["contribution"] = world._contribution.numpy().copy()
+    out["merit"] = world.merit.numpy().copy()
     out["seed"] = np.array([world.seed], np.int64)
     out["size"] = np.array([world.width, world.height], np.float64)
     return out
@@ -73,6 +76,8 @@ def check_state(world: SoldierWorld, arrays: dict[str, Any]) -> dict[str, np.nda
         got[f"field/{name}"] = _get(arrays, f"field/{name}", npt, tail, rows)
     got["clock"] = _get(arrays, "clock", np.int32, (), 1)
     got["stats"] = _get(arrays, "stats", np.int64, (), len(STATS))
+    got["contribution"] = _get(arrays, "contribution", np.float64, (), max(1, world.n))
+    got["merit"] = _get(arrays, "merit", np.int64, (), len(MERIT))
     got["seed"] = _get(arrays, "seed", np.int64, (), 1)
     got["size"] = _get(arrays, "size", np.float64, (), 2)
     if tuple(got["size"]) != (world.width, world.height):
@@ -102,7 +107,7 @@ def _check_values(world: SoldierWorld, got: dict[str, np.ndarray], n_slots: int)
                 or (v[..., 1] > world.height).any():
             raise ValueError(f"{_WHERE}: field '{name}' holds a position that is not finite or is outside the "
                              f"{world.width} x {world.height} m map")
-    for name in ("troops/tdist", "field/walls", "field/slot_normal"):
+    for name in ("troops/tdist", "field/walls", "field/slot_normal", "contribution"):
         if not np.isfinite(got[name]).all():
             raise ValueError(f"{_WHERE}: field '{name}' is not finite")
     n_obj = len(got["field/obj_owner"])
@@ -112,7 +117,7 @@ def _check_values(world: SoldierWorld, got: dict[str, np.ndarray], n_slots: int)
         "troops/at": (0, len(DOMAIN.facts[F_AT].labels) - 1), "troops/aimed_at": (0, world.n),
         "troops/aiming": (0, world.n), "field/obj_owner": (-1, 1), "field/squad_obj": (0, max(0, n_obj - 1)),
         "field/wall_slots": (0, n_slots), "field/wall_free": (0, n_slots), "clock": (0, 2**31 - 1),
-        "stats": (0, 2**62),
+        "stats": (0, 2**62), "merit": (0, 2**62),
     }
     ranges.update({f"troops/{b}": (0, 1) for b in ("alive", "medkit", "drawn", "in_cover", "visible", "in_sight",
                                                   "pinned", "covered", "under_fire")})
@@ -141,6 +146,8 @@ def set_state(world: SoldierWorld, arrays: dict[str, Any]) -> None:
     fresh["slot_claim"] = wp.full(len(got["field/slot_pos"]), 2**31 - 1, dtype=wp.int32, device=dev)
     world.clock.assign(got["clock"])
     world.stats.assign(got["stats"])
+    world._contribution.assign(got["contribution"])
+    world.merit.assign(got["merit"])
     world.seed = int(got["seed"][0])
     world.field = with_rules(world.field, world.rules, seed=world.seed, **fresh)
     world.troops.damage.zero_()

@@ -83,6 +83,7 @@ from worlds.soldier.layout import (
     room_positions,
     with_rules,
 )
+from worlds.soldier.objective import MERIT, credit_kernel, objective_total
 from worlds.soldier.sense import (
     choose_squad_objectives,
     count_aims,
@@ -231,6 +232,8 @@ class SoldierWorld:
         self.troops: Troops = make_troops(n, dev)
         self.clock = wp.zeros(1, dtype=wp.int32, device=dev)  # the tick: the world's kernels read clock[0]
         self.stats = wp.zeros(len(STATS), dtype=wp.int64, device=dev)
+        self._contribution = wp.zeros(max(1, n), dtype=wp.float64, device=dev)  # each soldier's objective share
+        self.merit = wp.zeros(len(MERIT), dtype=wp.int64, device=dev)  # what the objective counts
         L = brain.tables.layout
         self._layout = tuple(wp.array(x, dtype=dtype, device=dev) for x, dtype in (
             (L.word.astype(np.int32), wp.int32), (L.shift.astype(np.int32), wp.int32), (L.mask, wp.uint64)))
@@ -271,6 +274,7 @@ class SoldierWorld:
             launch(act_soldiers, n, [f, t, self.clock, self.stats, agents])
             launch(settle_damage, n, [f, t, self.clock, self.stats, agents])
             launch(settle_attacks, n, [f, t, self.clock, agents])
+            launch(credit_kernel, n, [f, t, self.clock, self._contribution, self.merit])
         launch(advance_clock, 1, [self.clock])
 
     def mark_under_fire(self, agents: Any) -> None:
@@ -325,8 +329,18 @@ class SoldierWorld:
         return SoldierView(self)
 
     # --- measures and snapshots -----------------------------------------------------------------------------
+    def contribution(self, brain: Brain) -> wp.array:
+        """float64 [N] on the device: each soldier's share of the objective since the reset
+        (`worlds.soldier.objective`); the objective's total is their sum."""
+        return self._contribution[: self.n]
+
     def score(self) -> dict[str, float]:
         out = {s: float(v) for s, v in zip(STATS, self.stats.numpy(), strict=True)}
+        merit = self.merit.numpy()
+        out.update({f"merit_{name}": float(v) for name, v in zip(MERIT, merit, strict=True)})
+        out["objective_total"] = objective_total(merit)
+        minutes = max(int(self.clock.numpy()[0]), 1) / 60.0
+        out["objective"] = out["objective_total"] / max(self.n, 1) / minutes
         alive, team = self.alive, self.team
         for k in (0, 1):
             out[f"alive_team{k}"] = float((alive & (team == k)).sum())
