@@ -452,8 +452,8 @@ def test_the_row_cache_recomputes_exactly_the_changed_agents(trained):
 def test_learn_rounds_example_runs_rounds_and_compares_on_fresh_seeds(tmp_path):
     out = tmp_path / "rounds.json"
     r = subprocess.run(
-        [sys.executable, str(ROOT / "examples/learn_rounds.py"), "--worlds", "village", "--agents", "150",
-         "--ticks", "90", "--rounds", "1", "--seeds", "2", "--epochs", "2", "--json", str(out)],
+        [sys.executable, str(ROOT / "examples/learn_rounds.py"), "--worlds", "village", "--agents", "100",
+         "--ticks", "60", "--rounds", "1", "--seeds", "1", "--epochs", "1", "--json", str(out)],
         capture_output=True, text=True, timeout=600,
     )
     assert r.returncode == 0, r.stderr
@@ -462,7 +462,7 @@ def test_learn_rounds_example_runs_rounds_and_compares_on_fresh_seeds(tmp_path):
     result = json.loads(out.read_text())["worlds"][0]
     assert [x["selector"] for x in result["rounds"]] == ["priority", "utility"]
     assert result["rounds"][1]["rows"] > result["rounds"][0]["rows"]  # round 1 appended its outcomes
-    assert len(result["ratios"]) == 2 and all(len(result["runs"][s]) == 2 for s in ("priority", "utility"))
+    assert len(result["ratios"]) == 1 and all(len(result["runs"][s]) == 1 for s in ("priority", "utility"))
     for s in ("priority", "utility"):  # the spread brackets the mean
         m = result["summary"][s]["objective"]
         assert m["min"] <= m["mean"] <= m["max"] and m["mean"] > 0
