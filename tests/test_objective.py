@@ -53,20 +53,6 @@ def test_outcome_gains_of_the_village_add_up_to_the_contributions_earned_while_g
     assert (c["gain"][closed] > 0).mean() > 0.3
 
 
-def test_the_village_objective_survives_a_snapshot(tmp_path):
-    brain, world = village(n=100, seed=2)
-    for _ in range(40):
-        brain.tick()
-    brain.snapshot(tmp_path / "v.npz")
-    other, other_world = village(n=100, seed=2)
-    other.restore(tmp_path / "v.npz")
-    for b in (brain, other):
-        for _ in range(20):
-            b.tick()
-    assert other.state_hash() == brain.state_hash()
-    assert other_world.score()["objective_total"] == world.score()["objective_total"]
-
-
 def soldiers(n=400, seed=3):
     from worlds.soldier.world import SoldierWorld
 
@@ -91,15 +77,16 @@ def test_soldier_contributions_add_up_to_the_objective_and_its_counts_match_the_
     assert world.contribution(brain).numpy().sum() == pytest.approx(total, rel=1e-9, abs=1e-9)
 
 
-def test_the_soldier_objective_survives_a_snapshot(tmp_path):
-    brain, world = soldiers(n=200, seed=4)
-    for _ in range(60):
+@pytest.mark.parametrize("make", [village, soldiers])
+def test_the_objective_survives_a_snapshot(make, tmp_path):
+    brain, world = make(200, 4)
+    for _ in range(50):
         brain.tick()
     brain.snapshot(tmp_path / "s.npz")
-    other, other_world = soldiers(n=200, seed=4)
+    other, other_world = make(200, 4)
     other.restore(tmp_path / "s.npz")
     for b in (brain, other):
         for _ in range(30):
             b.tick()
     assert other.state_hash() == brain.state_hash()
-    assert other_world.score()["objective_total"] == world.score()["objective_total"]
+    assert other_world.score()["objective_total"] == world.score()["objective_total"] != 0

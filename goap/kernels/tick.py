@@ -467,6 +467,14 @@ def row_of(rows: wp.array(dtype=wp.int32), t: int, n: int) -> int:
     return i
 
 
+@wp.func
+def entry(n: int, t: int) -> int:
+    """Entry t of a per-row argument of n entries, or entry 0 when one value is given for every row."""
+    if n == 1:
+        return 0
+    return t
+
+
 @wp.kernel
 def read_fact_values(
     agents: Agents, rows: wp.array(dtype=wp.int32), word: int, shift: int, mask: wp.uint64, lo: wp.int64,
@@ -524,10 +532,7 @@ def set_action_status_rows(agents: Agents, rows: wp.array(dtype=wp.int32), statu
     i = row_of(rows, t, agents.alive.shape[0])
     if i < 0:
         return
-    src = t
-    if status.shape[0] == 1:
-        src = 0
-    agents.action_status[i] = status[src]
+    agents.action_status[i] = status[entry(status.shape[0], t)]
 
 
 @wp.kernel
@@ -539,10 +544,7 @@ def set_type_rows(
     i = row_of(rows, t, agents.alive.shape[0])
     if i < 0:
         return
-    src = t
-    if types.shape[0] == 1:
-        src = 0
-    k = wp.clamp(types[src], 0, rules.type_priority.shape[0] - 1)
+    k = wp.clamp(types[entry(types.shape[0], t)], 0, rules.type_priority.shape[0] - 1)
     agents.agent_type[i] = k
     for g in range(agents.priorities.shape[1]):
         agents.priorities[i, g] = rules.type_priority[k, g]
@@ -577,13 +579,10 @@ def reset_rows(
         return
     k = agents.agent_type[i]
     if keep_type == 0:
-        src = t
-        if types.shape[0] == 1:
-            src = 0
-        k = types[src]
+        k = types[entry(types.shape[0], t)]
     k = wp.clamp(k, 0, rules.type_priority.shape[0] - 1)
     agents.agent_type[i] = k
-    row = t
+    row = entry(new_states.shape[0], t)
     if state_by == 1:
         row = 0
     elif state_by == 2:
@@ -595,15 +594,11 @@ def reset_rows(
         agents.priorities[i, g] = rules.type_priority[k, g]
         agents.cooldown_until[i, g] = wp.int64(0)
     if set_costs != 0:
-        crow = t
-        if costs.shape[0] == 1:
-            crow = 0
+        crow = entry(costs.shape[0], t)
         for a in range(agents.costs.shape[1]):
             agents.costs[i, a] = costs[crow, a]
     if set_enabled != 0:
-        erow = t
-        if enabled.shape[0] == 1:
-            erow = 0
+        erow = entry(enabled.shape[0], t)
         for a in range(agents.enabled.shape[1]):
             agents.enabled[i, a] = enabled[erow, a]
     for s in range(agents.plan.shape[1]):
