@@ -69,6 +69,14 @@ def load_script(path: str | Path) -> list[tuple[int, str, bool]]:
     return sorted(out, key=lambda x: x[0])
 
 
+def feed(game, script: list[tuple[int, str, bool]], cursor: int, frame: int) -> int:
+    """Press the script's inputs due by ``frame`` (from ``cursor`` on); returns the new cursor."""
+    while cursor < len(script) and script[cursor][0] <= frame:
+        game.press(script[cursor][1], script[cursor][2])
+        cursor += 1
+    return cursor
+
+
 def parse_size(text: str) -> tuple[int, int]:
     try:
         w, h = (int(v) for v in text.lower().split("x"))
@@ -119,9 +127,7 @@ def run(args: argparse.Namespace) -> dict:
     cursor, frame, fps, draw_ms, running = 0, 0, 0.0, 0.0, True
     last = time.perf_counter()
     while running and (frames is None or frame < frames):
-        while cursor < len(script) and script[cursor][0] <= frame:
-            game.press(script[cursor][1], script[cursor][2])
-            cursor += 1
+        cursor = feed(game, script, cursor, frame)
         if screen is not None:
             for e in pygame.event.get():
                 if e.type == pygame.QUIT or (e.type == pygame.KEYDOWN and e.key == pygame.K_ESCAPE):
