@@ -26,8 +26,8 @@ PANEL = (20, 22, 26, 190)
 TEXT, DIM, WARN = (235, 236, 240), (170, 175, 185), (255, 150, 110)
 
 #: What an agent is doing, by role and action, as a colour (the HUD's legend uses the same table).
-VILLAGER_COLOURS = {"walk_field": (250, 196, 120), "gather": (250, 236, 40), "walk_home": (250, 196, 120),
-                    "store": (230, 140, 50), "walk_shelter": (240, 40, 40), "hide": (200, 170, 230)}
+VILLAGER_COLOURS = {"walk_field": (250, 196, 120), "gather": (250, 236, 40), "walk_home": (214, 124, 64),
+                    "store": (150, 74, 36), "walk_shelter": (240, 40, 40), "hide": (200, 170, 230)}
 GUARD_COLOURS = {"patrol": (80, 150, 255), "chase": (60, 240, 255)}
 IDLE_VILLAGER, IDLE_GUARD = (250, 250, 250), (40, 80, 170)
 
@@ -96,8 +96,8 @@ class Renderer:
         return s
 
     def _legend(self) -> pygame.Surface:
-        rows = [("villager: to field / home", VILLAGER_COLOURS["walk_field"]),
-                ("gathering", VILLAGER_COLOURS["gather"]),
+        rows = [("villager: to the field", VILLAGER_COLOURS["walk_field"]),
+                ("gathering", VILLAGER_COLOURS["gather"]), ("carrying home", VILLAGER_COLOURS["walk_home"]),
                 ("storing", VILLAGER_COLOURS["store"]), ("fleeing", VILLAGER_COLOURS["walk_shelter"]),
                 ("hiding", VILLAGER_COLOURS["hide"]), ("idle", IDLE_VILLAGER),
                 ("guard: patrol", GUARD_COLOURS["patrol"]), ("guard: chase", GUARD_COLOURS["chase"])]

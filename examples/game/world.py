@@ -44,7 +44,7 @@ FIELD_RADIUS = 42.0
 
 #: Speeds in units per tick, and durations in ticks.
 WALK_SPEED, FLEE_SPEED, PATROL_SPEED, CHASE_SPEED = 2.0, 2.2, 1.8, 2.2
-GATHER_TICKS, STORE_TICKS = 8, 3
+GATHER_TICKS, STORE_TICKS = 30, 6
 CHASE_TICKS = 60  # a guard gives up a chase after this many ticks
 LOSE_RADIUS = 220.0  # ... or when the wolf is this far away
 CLEAR_RADIUS = 110.0  # a hiding villager comes out when the wolf is this far away
