@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -226,3 +228,12 @@ def test_cli_headless_run_with_a_screenshot(tmp_path, capsys):
     code = main(["--agents", "300", "--headless", "--script", str(bad)])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("game: error: ") and "fly" in err and "Traceback" not in err
+
+
+def test_runs_as_a_file_and_as_a_module():
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+    args = ["--agents", "200", "--headless", "--frames", "3", "--no-draw"]
+    for cmd in ([sys.executable, str(ROOT / "examples" / "game" / "main.py")], [sys.executable, "-m", "examples.game"]):
+        r = subprocess.run(cmd + args, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+        assert r.returncode == 0, r.stderr
+        assert "frames 3, agents 200" in r.stdout

@@ -21,6 +21,7 @@ How the agents hear of the wolf, each through a different part of the embedding 
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -107,6 +108,8 @@ def look(agents: Agents, pos: wp.array(dtype=wp.vec2), role: wp.array(dtype=wp.i
     a = agents.action[i]
     if role[i] == GUARD:
         wp.atomic_add(stats, S_GUARD, 1)
+        if a == CHASE:
+            wp.atomic_add(stats, S_CHASING, 1)
         if d < reach and a == CHASE:  # a guard on a chase bites the wolf
             wp.atomic_min(stats, N_STATS + 1, int(d * 100.0) * n + i)
     else:
@@ -119,13 +122,6 @@ def look(agents: Agents, pos: wp.array(dtype=wp.vec2), role: wp.array(dtype=wp.i
             wp.atomic_add(stats, S_NEAR, 1)
         if d < reach and not sheltered(shelters, p):
             wp.atomic_min(stats, N_STATS, int(d * 100.0) * n + i)
-
-
-@wp.kernel
-def count_chasing(agents: Agents, chase: int, stats: wp.array(dtype=wp.int32)):
-    i = wp.tid()
-    if agents.alive[i] and agents.action[i] == chase:
-        wp.atomic_add(stats, S_CHASING, 1)
 
 
 @wp.kernel
@@ -247,8 +243,6 @@ class Game:
 
     def frame(self) -> None:
         """One tick of the game: the wolf moves, the agents hear of it, the brain ticks, catches are resolved."""
-        import time
-
         b, w = self.brain, self.world
         t0 = time.perf_counter()
         tick = b.tick_count
@@ -277,7 +271,6 @@ class Game:
         t2 = time.perf_counter()
         self.state.goals_reached += b.events.count("goal_achieved")
         b.launcher.launch(look, self.n, [b.agents, w.pos, w.role, w.shelters, w.wolf, CATCH_RADIUS, self._stats])
-        b.launcher.launch(count_chasing, self.n, [b.agents, CHASE, self._stats])
         s = self._stats.numpy()  # the one read a frame: a few dozen bytes
         st = self.state
         st.villagers, st.guards, st.fleeing, st.hiding = int(s[S_VILLAGER]), int(s[S_GUARD]), int(s[S_FLEEING]), \
