@@ -95,6 +95,7 @@ def hud_lines(game, fps: float, draw_ms: float) -> dict[str, str]:
         "guards": f"{st.guards} ({st.chasing} chasing)",
         "tick": str(game.brain.tick_count), "fps": f"{fps:.0f}",
         "ms": f"brain {t['tick'] * 1e3:.1f}, game {t['game'] * 1e3:.1f}, draw {draw_ms:.1f}",
+        "keys": "arrows / WASD move, Space howls",
     }
 
 
