@@ -237,3 +237,13 @@ def test_runs_as_a_file_and_as_a_module():
         r = subprocess.run(cmd + args, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
         assert r.returncode == 0, r.stderr
         assert "frames 3, agents 200" in r.stdout
+
+
+def test_the_domain_validates_with_the_world(capsys):
+    from tests.conftest import run_cli
+
+    domain = ROOT / "examples" / "game" / "domain.toml"
+    code, out, err = run_cli(capsys, "validate", domain, "--world", "examples.game.world:WolfWorld")
+    assert code == 0 and "is valid" in out and "warning" not in out + err
+    code, out, err = run_cli(capsys, "validate", domain)  # without what the game senses, fleeing cannot start
+    assert code == 0 and "'hide' can never apply" in out + err
