@@ -247,3 +247,11 @@ def test_the_domain_validates_with_the_world(capsys):
     assert code == 0 and "is valid" in out and "warning" not in out + err
     code, out, err = run_cli(capsys, "validate", domain)  # without what the game senses, fleeing cannot start
     assert code == 0 and "'hide' can never apply" in out + err
+
+
+def test_a_screenshot_that_cannot_be_written_is_refused_before_the_run(tmp_path, capsys):
+    for shot, message in ((tmp_path / "missing" / "x.png", "does not exist"), (tmp_path / "x.gif", "image type")):
+        with pytest.raises(SystemExit) as e:
+            main(["--headless", "--frames", "1", "--screenshot", str(shot)])
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and "--screenshot" in err and message in err and "Traceback" not in err

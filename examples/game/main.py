@@ -26,15 +26,17 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from examples.game.game import KEYS  # noqa: E402
+from goap.argtypes import check_output_file  # noqa: E402
 
 #: Largest script read (checked before reading).
 MAX_SCRIPT_BYTES = 4 * 2**20
+IMAGE_TYPES = (".png", ".bmp", ".tga", ".jpg", ".jpeg")
 PYGAME_KEYS = {"left": ("K_LEFT", "K_a"), "right": ("K_RIGHT", "K_d"), "up": ("K_UP", "K_w"),
                "down": ("K_DOWN", "K_s"), "howl": ("K_SPACE",)}
 
 
 class ScriptError(ValueError):
-    """A script that cannot be played: the message names the file and the item."""
+    """A script that cannot be played (the message names the file and the item), or an output not written."""
 
 
 def load_script(path: str | Path) -> list[tuple[int, str, bool]]:
@@ -150,7 +152,10 @@ def run(args: argparse.Namespace) -> dict:
         if screen is not None:
             clock.tick(args.fps)
     if args.screenshot:
-        pygame.image.save(renderer.draw(hud_lines(game, fps, draw_ms)), str(args.screenshot))
+        try:
+            pygame.image.save(renderer.draw(hud_lines(game, fps, draw_ms)), str(args.screenshot))
+        except (pygame.error, OSError) as e:
+            raise ScriptError(f"--screenshot {args.screenshot}: cannot save the image: {e}") from None
     st = game.state
     summary = {"frames": frame, "agents": args.agents, "score": st.score, "caught": st.caught, "bitten": st.bitten,
                "respawned": st.respawned, "flee_starts": st.flee_starts, "interrupted": st.interrupted,
@@ -188,6 +193,14 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--respawn-ticks must be >= 1, got {args.respawn_ticks}")
     if args.fps < 1:
         ap.error(f"--fps must be >= 1, got {args.fps}")
+    if args.screenshot is not None:  # refused before the run, not after it
+        if Path(args.screenshot).suffix.lower() not in IMAGE_TYPES:
+            ap.error(f"--screenshot {args.screenshot}: the image type comes from the name: "
+                     f"{', '.join(IMAGE_TYPES)}")
+        try:
+            check_output_file(args.screenshot, "--screenshot")
+        except ValueError as e:
+            ap.error(str(e))
     try:
         run(args)
     except ScriptError as e:
