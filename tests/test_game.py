@@ -145,6 +145,18 @@ def test_guards_near_the_wolf_chase_it(run):
         assert not (chasing[f] & ~seen).any()
 
 
+def test_a_chasing_guard_that_reaches_the_wolf_sends_it_home(run):
+    game, rec = run
+    bites = [(t, i) for t, what, i in game.state.log if what == "bitten"]
+    assert bites, "the demo script gets the wolf bitten"
+    for t, i in bites:
+        f = t - 1
+        assert game.world.role_host[i] == W.GUARD and rec["action"][f, i] == W.CHASE
+        assert np.linalg.norm(rec["pos"][f, i] - rec["wolf"][f]) < G.CATCH_RADIUS + G.WOLF_SPEED + W.CHASE_SPEED + 1
+        np.testing.assert_allclose(rec["wolf"][f + 1], W.DEN)
+    assert game.state.score == 10 * game.state.caught - 25 * game.state.bitten
+
+
 def test_howl_pins_the_flee_goal(run):
     game, rec = run
     role = game.world.role_host
