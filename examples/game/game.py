@@ -15,7 +15,8 @@ How the agents hear of the wolf, each through a different part of the embedding 
   ``chase`` for the guards within twice that;
 * **events**: ``brain.on("action_started")`` counts, in a kernel over the event's device list, the villagers
   that start running for a shelter; ``brain.on("action_interrupted")`` counts the work the wolf broke off;
-* **spawn/despawn**: a caught villager is despawned, and spawned again at home `respawn_ticks` later.
+* **spawn/despawn**: a caught villager is despawned, and spawned again at home `respawn_ticks` later;
+* **a sensor with a cadence** (the world's chores, `examples.game.world.chores`) visits each agent every 10 ticks.
 """
 
 from __future__ import annotations

@@ -48,8 +48,9 @@ GATHER_TICKS, STORE_TICKS = 30, 6
 CHASE_TICKS = 60  # a guard gives up a chase after this many ticks
 LOSE_RADIUS = 220.0  # ... or when the wolf is this far away
 CLEAR_RADIUS = 110.0  # a hiding villager comes out when the wolf is this far away
-EAT_CHANCE = 0.04  # per idle tick: the larder is eaten and the villager goes out again
-ROUND_CHANCE = 0.15  # per idle tick: a guard starts a new round
+CHORES_EVERY = 10  # the chores sensor visits each agent every this many ticks (staggered by index)
+EAT_CHANCE = 0.35  # per visit of an idle villager: the larder is eaten and the villager goes out again
+ROUND_CHANCE = 0.8  # per visit of an idle guard: it starts a new round
 
 
 @wp.func
@@ -78,12 +79,10 @@ def sheltered(shelters: wp.array(dtype=wp.vec2), p: wp.vec2) -> bool:
 
 
 @wp.kernel
-def sense(agents: Agents, clock: wp.array(dtype=wp.int64), seed: int, role: wp.array(dtype=wp.int32),
-          villager_enabled: wp.array(dtype=wp.bool), guard_enabled: wp.array(dtype=wp.bool),
-          villager_priority: wp.array(dtype=wp.float32), guard_priority: wp.array(dtype=wp.float32),
-          w_stock: int, s_stock: int, m_stock: wp.uint64, w_round: int, s_round: int, m_round: wp.uint64):
-    """Each agent gets its role's actions and goals; an idle villager's larder empties now and then (it goes out
-    to gather again), an idle guard starts a new round now and then."""
+def sense(agents: Agents, role: wp.array(dtype=wp.int32), villager_enabled: wp.array(dtype=wp.bool),
+          guard_enabled: wp.array(dtype=wp.bool), villager_priority: wp.array(dtype=wp.float32),
+          guard_priority: wp.array(dtype=wp.float32)):
+    """Each agent gets its role's actions and goals (the domain declares no agent types: see the domain file)."""
     i = wp.tid()
     if not agents.alive[i]:
         return
@@ -98,10 +97,19 @@ def sense(agents: Agents, clock: wp.array(dtype=wp.int64), seed: int, role: wp.a
             agents.priorities[i, g] = guard_priority[g]
         else:
             agents.priorities[i, g] = villager_priority[g]
-    if agents.action[i] >= 0:
+
+
+@wp.kernel
+def chores(agents: Agents, rows: wp.array(dtype=wp.int32), clock: wp.array(dtype=wp.int64), seed: int,
+           role: wp.array(dtype=wp.int32), w_stock: int, s_stock: int, m_stock: wp.uint64, w_round: int, s_round: int,
+           m_round: wp.uint64):
+    """A sensor with a cadence (the agents due this tick): an idle villager's larder is eaten now and then (it
+    goes out to gather again), an idle guard starts a new round now and then."""
+    i = rows[wp.tid()]
+    if i < 0 or not agents.alive[i] or agents.action[i] >= 0:
         return
     t = clock[0]
-    if r == VILLAGER:
+    if role[i] == VILLAGER:
         if read_field(agents.states, i, w_stock, s_stock, m_stock) == wp.uint64(1) and noise(seed, t, i, 1) < \
                 EAT_CHANCE:
             write_field(agents.states, i, w_stock, s_stock, m_stock, wp.uint64(0))
@@ -207,7 +215,7 @@ class WolfWorld:
 
     name = "wolf"
     domain = DOMAIN
-    sensed_facts = ("stocked", "patrolled", "danger", "alert", "at")
+    sensed_facts = ("danger", "alert", "at")  # with the chores sensor's stocked and patrolled
     capturable = True  # sense and act only launch kernels
 
     def __init__(self, guards: float = 0.04):
@@ -250,14 +258,16 @@ class WolfWorld:
         (ve, vp), (ge, gp) = role_rows(VILLAGER), role_rows(GUARD)
         self.rows = [wp.array(x, device=dev) for x in (ve, ge, vp, gp)]
         self.slots = {f: brain.fact_slot(f) for f in ("stocked", "patrolled", "at", "danger", "alert")}
+        args = [brain.clock, self.seed, self.role, *self._slot("stocked"), *self._slot("patrolled")]
+        brain.add_sensor(lambda b, rows: b.launcher.launch(chores, rows.shape[0], [b.agents, rows, *args]),
+                         every=CHORES_EVERY, facts=("stocked", "patrolled"), name="chores")
 
     def _slot(self, name: str) -> list:
         s = self.slots[name]
         return [s.word, s.shift, wp.uint64(s.mask)]
 
     def sense(self, brain) -> None:
-        brain.launcher.launch(sense, brain.n_agents, [brain.agents, brain.clock, self.seed, self.role, *self.rows,
-                                                      *self._slot("stocked"), *self._slot("patrolled")])
+        brain.launcher.launch(sense, brain.n_agents, [brain.agents, self.role, *self.rows])
 
     def act(self, brain, dt: float) -> None:
         brain.launcher.launch(act, brain.n_agents, [brain.agents, brain.clock, self.seed, self.pos, self.home,
