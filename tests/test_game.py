@@ -198,7 +198,7 @@ def test_a_caught_villager_is_despawned_and_respawned_at_home(run):
 def test_the_agents_look_alive(run):
     game, rec = run
     acting = ((rec["action"] >= 0) & rec["alive"]).sum(axis=1) / rec["alive"].sum(axis=1)
-    assert acting[20:].mean() > 0.5, f"only {acting[20:].mean():.0%} of the agents act"
+    assert acting[20:].mean() > 0.8, f"only {acting[20:].mean():.0%} of the agents act"
     moved = np.linalg.norm(rec["pos"][-1] - rec["pos"][0], axis=1) > 5
     assert moved.mean() > 0.3
     assert game.state.goals_reached > 100
