@@ -24,7 +24,7 @@ from examples.game.main import ScriptError, feed, load_script, main  # noqa: E40
 from tests.conftest import ROOT  # noqa: E402
 
 DEMO = ROOT / "examples" / "game" / "demo.json"
-AGENTS, FRAMES, RESPAWN = 2000, 160, 40
+AGENTS, FRAMES, RESPAWN = 2000, 160, 60
 K = 2  # ticks within which a villager near the wolf must have the flee goal
 
 
@@ -267,3 +267,25 @@ def test_a_screenshot_that_cannot_be_written_is_refused_before_the_run(tmp_path,
             main(["--headless", "--frames", "1", "--screenshot", str(shot)])
         err = capsys.readouterr().err
         assert e.value.code == 2 and "--screenshot" in err and message in err and "Traceback" not in err
+
+
+def test_a_recorded_game_replays_the_same(tmp_path):
+    from examples.game.autopilot import Autopilot
+    from examples.game.main import script_text
+
+    played = G.Game(500, seed=3, respawn_ticks=20)
+    pilot = Autopilot(played)
+    for f in range(80):
+        pilot.play(f)
+        played.frame()
+    assert len(played.inputs) >= 2
+    path = tmp_path / "rec.json"
+    path.write_text(script_text(played.inputs))
+    script = load_script(path)
+    replayed = G.Game(500, seed=3, respawn_ticks=20)
+    cursor = 0
+    for f in range(80):
+        cursor = feed(replayed, script, cursor, f)
+        replayed.frame()
+    assert replayed.inputs == played.inputs
+    assert replayed.state_hash() == played.state_hash()

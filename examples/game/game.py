@@ -175,7 +175,7 @@ class Game:
         capture: record the brain's tick as graphs (`Brain(capture=True)`).
     """
 
-    def __init__(self, agents: int = 2000, *, guards: float = 0.04, seed: int = 1, respawn_ticks: int = 120,
+    def __init__(self, agents: int = 2000, *, guards: float = 0.04, seed: int = 1, respawn_ticks: int = 60,
                  device: str | None = None, capture: bool = False):
         if not isinstance(agents, int) or agents < 2 or agents > 1_000_000:
             raise ValueError(f"the number of agents must be an integer in 2..1000000, got {agents!r}")
@@ -192,6 +192,7 @@ class Game:
         self.eating_until = -1
         self.howl_ready = 0
         self.held: set[str] = set()
+        self.inputs: list[dict] = []  # every key that went down or up, as a script (`examples.game.main`) reads it
         self.pending: dict[int, list[int]] = {}  # tick -> villagers to spawn again then
         self.state = Score()
         self.timing = {"game": 0.0, "tick": 0.0}
@@ -237,10 +238,13 @@ class Game:
         """A key goes down or up (``left``, ``right``, ``up``, ``down``; ``howl`` acts once when it goes down)."""
         if key not in KEYS:
             raise ValueError(f"unknown key {key!r}; keys are {', '.join(KEYS)}")
+        if down == (key in self.held):
+            return
         if down:
             self.held.add(key)
         else:
             self.held.discard(key)
+        self.inputs.append({"tick": self.brain.tick_count, "key": key, "down": bool(down)})
 
     def frame(self) -> None:
         """One tick of the game: the wolf moves, the agents hear of it, the brain ticks, catches are resolved."""

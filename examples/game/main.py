@@ -79,6 +79,11 @@ def feed(game, script: list[tuple[int, str, bool]], cursor: int, frame: int) -> 
     return cursor
 
 
+def script_text(inputs: list[dict]) -> str:
+    """A script as JSON, one input a line."""
+    return "[\n" + ",\n".join("  " + json.dumps(x) for x in inputs) + "\n]\n"
+
+
 def parse_size(text: str) -> tuple[int, int]:
     try:
         w, h = (int(v) for v in text.lower().split("x"))
@@ -125,12 +130,19 @@ def run(args: argparse.Namespace) -> dict:
     game = Game(args.agents, guards=args.guards, seed=args.seed, respawn_ticks=args.respawn_ticks,
                 device=args.device, capture=args.capture)
     renderer = Renderer(game, args.size)
+    pilot = None
+    if args.autopilot:
+        from examples.game.autopilot import Autopilot
+
+        pilot = Autopilot(game)
     keymap = {getattr(pygame, name): key for key, names in PYGAME_KEYS.items() for name in names}
     clock = pygame.time.Clock()
     cursor, frame, fps, draw_ms, running = 0, 0, 0.0, 0.0, True
     last = time.perf_counter()
     while running and (frames is None or frame < frames):
         cursor = feed(game, script, cursor, frame)
+        if pilot is not None:
+            pilot.play(frame)
         if screen is not None:
             for e in pygame.event.get():
                 if e.type == pygame.QUIT or (e.type == pygame.KEYDOWN and e.key == pygame.K_ESCAPE):
@@ -156,6 +168,13 @@ def run(args: argparse.Namespace) -> dict:
             pygame.image.save(renderer.draw(hud_lines(game, fps, draw_ms)), str(args.screenshot))
         except (pygame.error, OSError) as e:
             raise ScriptError(f"--screenshot {args.screenshot}: cannot save the image: {e}") from None
+    if args.record:
+        from goap.files import write_atomic
+
+        try:
+            write_atomic(args.record, script_text(game.inputs))
+        except OSError as e:
+            raise ScriptError(f"--record {args.record}: cannot write: {e}") from None
     st = game.state
     summary = {"frames": frame, "agents": args.agents, "score": st.score, "caught": st.caught, "bitten": st.bitten,
                "respawned": st.respawned, "flee_starts": st.flee_starts, "interrupted": st.interrupted,
@@ -176,10 +195,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frames", type=int, default=None, help="stop after N frames (headless default: the "
                                                                   "script's last input + 60, else 300)")
     ap.add_argument("--screenshot", help="save the last frame as an image (PNG)")
+    ap.add_argument("--autopilot", action="store_true", help="the wolf plays itself (examples.game.autopilot)")
+    ap.add_argument("--record", help="write the inputs played (keys, script, autopilot) as a script")
     ap.add_argument("--no-draw", action="store_true", help="headless: skip drawing the frames")
     ap.add_argument("--size", type=parse_size, default=(1280, 720), help="window size WIDTHxHEIGHT")
     ap.add_argument("--fps", type=int, default=30, help="frame cap of the window")
-    ap.add_argument("--respawn-ticks", type=int, default=120)
+    ap.add_argument("--respawn-ticks", type=int, default=60)
     ap.add_argument("--device", default=None)
     ap.add_argument("--capture", action="store_true", help="record the brain's tick as graphs and replay them")
     args = ap.parse_args(argv)
@@ -193,6 +214,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--respawn-ticks must be >= 1, got {args.respawn_ticks}")
     if args.fps < 1:
         ap.error(f"--fps must be >= 1, got {args.fps}")
+    if args.record is not None:
+        try:
+            check_output_file(args.record, "--record")
+        except ValueError as e:
+            ap.error(str(e))
     if args.screenshot is not None:  # refused before the run, not after it
         if Path(args.screenshot).suffix.lower() not in IMAGE_TYPES:
             ap.error(f"--screenshot {args.screenshot}: the image type comes from the name: "
