@@ -1,0 +1,3 @@
+from examples.game.main import main
+
+raise SystemExit(main())
