@@ -19,6 +19,7 @@ from goap import files
 from goap.argtypes import ascii_int, output_path, positive_float, positive_int
 from goap.bench import report
 from goap.bench.runner import PlannerConfig, Settings, check_options, run_recipe
+from goap.registry import EXTERNAL_PLANNERS
 
 PDDL_MAX_NODES = 1_000_000
 PDDL_MAX_PLAN_LENGTH = 256
@@ -198,7 +199,7 @@ def recipes(args: argparse.Namespace) -> list[Any]:
 
 
 #: The built-in external planners (`goap.bench.external`): refused outside the PDDL suite before they are looked for.
-_EXTERNAL_NAMES = frozenset({"fd-lmcut", "pyperplan-lmcut"})
+_EXTERNAL_NAMES = frozenset(EXTERNAL_PLANNERS)
 
 
 def run(args: argparse.Namespace) -> int:

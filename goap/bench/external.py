@@ -9,9 +9,11 @@ printed. The plan file is read in the IPC form and handed back as steps; the run
 
 Known planners:
 
-* ``fd-lmcut``: Fast Downward, A* with the LM-cut heuristic (``pip install -e ".[baselines]"`` installs the
+* ``fd-lmcut``: Fast Downward, A* with the LM-cut heuristic (the ``baselines`` extra installs the
   ``up-fast-downward`` wheel, which ships the planner's binaries).
-* ``pyperplan-lmcut``: pyperplan's A* with LM-cut, when ``pyperplan`` is installed.
+* ``pyperplan-lmcut``: pyperplan's A* with LM-cut (``pyperplan``, in the ``baselines`` extra too).
+
+Their names, providers and extras are one table, `goap.registry.EXTERNAL_PLANNERS` (``goap planners`` lists it).
 * any command given as ``--external NAME='CMD {domain} {problem} {plan}'``: the placeholders are replaced by the
   paths of the domain, the problem and the plan file the planner must write. Exit status 0 with a plan file is
   a plan, 0 without one is ``no_plan``; anything else is an ``error`` (``memout`` when it ran out of memory).
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from goap.pddl.validate import Step, parse_plan
+from goap.registry import EXTERNAL_PLANNERS, install_hint
 
 DEFAULT_MEMORY_LIMIT = 4 << 30  # bytes; Fast Downward's lab uses 3.5-8 GiB
 
@@ -88,11 +91,8 @@ def _version(dist: str) -> str | None:
 
 
 def known_planners() -> dict[str, str]:
-    """Names of the built-in external planners and what each needs, for help texts and errors."""
-    return {
-        "fd-lmcut": "Fast Downward A* + LM-cut (pip install -e \".[baselines]\")",
-        "pyperplan-lmcut": "pyperplan A* + LM-cut (pip install pyperplan)",
-    }
+    """Names of the built-in external planners (`goap.registry.EXTERNAL_PLANNERS`) and what each is."""
+    return {name: what for name, (what, *_) in EXTERNAL_PLANNERS.items()}
 
 
 def builtin(name: str) -> ExternalPlanner:
@@ -100,8 +100,7 @@ def builtin(name: str) -> ExternalPlanner:
     if name == "fd-lmcut":
         script = fast_downward_script()
         if script is None:
-            raise ValueError("planner 'fd-lmcut' needs Fast Downward: pip install -e \".[baselines]\" "
-                             "(or pip install up-fast-downward)")
+            raise ValueError(f"planner 'fd-lmcut' needs Fast Downward: {install_hint(name)}")
         return ExternalPlanner(
             name, (sys.executable, str(script), "--plan-file", "{plan}", "{domain}", "{problem}",
                    "--search", "astar(lmcut())"),
@@ -110,7 +109,7 @@ def builtin(name: str) -> ExternalPlanner:
         )
     if name == "pyperplan-lmcut":
         if importlib.util.find_spec("pyperplan") is None:
-            raise ValueError("planner 'pyperplan-lmcut' needs pyperplan: pip install pyperplan")
+            raise ValueError(f"planner 'pyperplan-lmcut' needs pyperplan: {install_hint(name)}")
         # pyperplan writes PROBLEM.soln beside the problem file.
         return ExternalPlanner(
             name, (sys.executable, "-m", "pyperplan", "-s", "astar", "-H", "lmcut", "{domain}", "{problem}"),
