@@ -257,6 +257,10 @@ def run(args: argparse.Namespace) -> int:
     meta.update({
         "suite": args.suite, "planners": [c.label for c in configs],
         "planner_options": {c.label: c.options for c in configs},
+        # what each goap planner ran with, defaults included (the first row's: every row of a label is the same)
+        "planner_settings": {c.label: next((r["planner_settings"] for r in rows if r["planner"] == c.label
+                                            and r.get("planner_settings")), None)
+                             for c in configs if c.external is None},
         "external": {c.label: {"command": list(c.external.command), "version": c.external.version}
                      for c in configs if c.external is not None},
         "max_nodes": settings.max_nodes, "max_plan_length": settings.max_plan_length,
