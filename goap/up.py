@@ -205,9 +205,8 @@ class WarpGoapEngine(Engine, OneshotPlannerMixin):
             if "raise the" in text and "limit" in text:
                 raise _Failed(Result.MEMOUT, text) from None
             raise _Failed(Result.UNSUPPORTED_PROBLEM, f"the goap importer refused the problem: {text}") from None
-        options: dict[str, Any] = {"max_nodes": self.max_nodes, "max_plan_length": self.max_plan_length}
-        if self.planner != "warp-greedy":
-            options["heuristic"] = self.heuristic
+        options: dict[str, Any] = {"max_nodes": self.max_nodes, "max_plan_length": self.max_plan_length,
+                                   "heuristic": self.heuristic}
         if self.weight is not None:
             options["weight"] = self.weight
         if self.planner != "reference":

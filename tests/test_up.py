@@ -197,3 +197,10 @@ def test_registration_is_idempotent_and_an_up_ini_registers_it(tmp_path):
     ini.write_text("[engine warp-goap]\nmodule_name: goap.up\nclass_name: WarpGoapEngine\n")
     env.factory.configure_from_file(str(ini))
     assert env.factory.engine("warp-goap") is goap.up.WarpGoapEngine
+
+
+def test_timeout_is_a_timeout_result():
+    problem = _read("depot/task03")  # about 14,000 expansions: far beyond a tenth of a second in Python
+    with OneshotPlanner(name="warp-goap", params={"planner": "reference"}) as planner:
+        result = planner.solve(problem, timeout=0.1)
+    assert result.status == Result.TIMEOUT and result.plan is None
