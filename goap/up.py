@@ -145,7 +145,7 @@ class WarpGoapEngine(Engine, OneshotPlannerMixin):
     @staticmethod
     def get_credits(**kwargs: Any) -> Credits | None:
         return Credits(
-            ENGINE_NAME, "the warp-goap project", "", "https://pypi.org/project/warp-goap/", "Apache-2.0",
+            ENGINE_NAME, "the warp-goap project", "", "", "Apache-2.0",
             "Batched A* (LM-cut) in NVIDIA Warp kernels, on the GPU or every CPU core.",
             "Goal-oriented action planning engine for game AI; classical STRIPS PDDL through its importer.",
         )
