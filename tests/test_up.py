@@ -191,6 +191,7 @@ def test_registration_is_idempotent_and_an_up_ini_registers_it(tmp_path):
 
     goap.up.register()
     assert get_environment().factory.engines.count("warp-goap") == 1
+    assert get_environment().factory.engines.count("warp-goap-anytime") == 1
     env = Environment()
     assert "warp-goap" not in env.factory.engines
     ini = tmp_path / "up.ini"
@@ -204,3 +205,25 @@ def test_timeout_is_a_timeout_result():
     with OneshotPlanner(name="warp-goap", params={"planner": "reference"}) as planner:
         result = planner.solve(problem, timeout=0.1)
     assert result.status == Result.TIMEOUT and result.plan is None
+
+
+def test_anytime_engine_gives_cheaper_plans_then_the_optimum():
+    from unified_planning.engines import AnytimeGuarantee
+    from unified_planning.shortcuts import AnytimePlanner
+
+    problem = _read("blocks/task06")  # weighted A* at 5 finds a plan costlier than the optimum here
+    assert goap.up.WarpGoapAnytimeEngine.ensures(AnytimeGuarantee.INCREASING_QUALITY)
+    with AnytimePlanner(name="warp-goap-anytime", params={"device": "cpu"}) as planner:
+        results = list(planner.get_solutions(problem))
+    assert [r.status for r in results[:-1]] == [Result.INTERMEDIATE] * (len(results) - 1) and len(results) >= 2
+    assert results[-1].status == Result.SOLVED_OPTIMALLY
+    costs = [len(r.plan.actions) for r in results]
+    assert costs == sorted(set(costs), reverse=True)  # strictly cheaper each time
+    assert costs[-1] == OPTIMA["blocks/task06"] < costs[0]
+    assert [r.metrics.get("weight") for r in results][0] == "5"
+    for r in results:
+        assert _validate(problem, r.plan).status.name == "VALID"
+    with pytest.raises(up.exceptions.UPUsageError, match="strictly decreasing"):
+        AnytimePlanner(name="warp-goap-anytime", params={"weights": [1, 2]})
+    with pytest.raises(up.exceptions.UPUsageError, match="takes weights"):
+        AnytimePlanner(name="warp-goap-anytime", params={"weight": 2})
