@@ -525,8 +525,24 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def cmd_planners(args: argparse.Namespace) -> int:
-    for name, target in sorted(PLANNERS.items()):
-        print(f"{name:12s} {target}")
+    """Every planner ``goap bench --planners`` takes: where it comes from, whether it is installed, its extra."""
+    from goap.registry import planner_catalogue
+
+    entries = planner_catalogue()
+    rows = [("planner", "kind", "installed", "from", "extra", "what")]
+    for e in entries:
+        installed = ("yes" + (f" ({e.version})" if e.version else "")) if e.installed else "no"
+        rows.append((e.name, e.kind, installed, e.source, e.extra or "-", e.what))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)) + "  " + r[5])
+    missing = [e for e in entries if not e.installed]
+    for extra in sorted({e.extra for e in missing if e.extra}):
+        names = ", ".join(e.name for e in missing if e.extra == extra)
+        print(f"\nnot installed: {names}: pip install \"warp-goap[{extra}]\" "
+              f"(in a checkout: pip install -e \".[{extra}]\")")
+    print("\nexternal planners read PDDL (goap bench --suite pddl); any other one is given as "
+          "--external NAME='CMD {domain} {problem} {plan}'")
     return 0
 
 
@@ -553,7 +569,8 @@ COMMANDS: dict[str, Command] = {
     "sweep": Command("a grid of world runs (world x agents x plan budget x seed)", _sweep_arguments, cmd_sweep),
     "view": Command("watch a world's agents live in a window; inspect one", _view_arguments, cmd_view),
     "train": Command("train a goal-utility model on logged planning outcomes (torch)", _train_arguments, cmd_train),
-    "planners": Command("list the registered planners", _no_arguments, cmd_planners),
+    "planners": Command("list the planners goap bench accepts (goap and external), installed or not",
+                        _no_arguments, cmd_planners),
     "worlds": Command("list the worlds --world accepts by name (built-in and registered by packages)", _no_arguments,
                       cmd_worlds),
 }

@@ -1,4 +1,5 @@
-"""Which world a command runs: names registered by installed packages, ``package.module:Class``, run-time names.
+"""Which world a command runs (names registered by installed packages, ``package.module:Class``, run-time names),
+and which planners ``goap bench`` accepts (`planner_catalogue`, what ``goap planners`` lists).
 
 Every command that takes ``--world`` (``goap run``, ``goap view``, ``goap bench --suite world:...``) resolves it
 with `load_world`, so a game's own world gets the same tools as the example worlds. A spec is one of:
@@ -34,6 +35,7 @@ import inspect
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from goap.domain import Domain
@@ -307,3 +309,72 @@ def world_label(spec: str, world: Any) -> str:
     """What summaries call a world: its ``name`` attribute, else the spec."""
     name = getattr(world, "name", None)
     return str(name) if isinstance(name, str) and name else spec
+
+
+# --- planners: what `goap bench --planners` accepts, for `goap planners` ----------------------------------------
+@dataclass(frozen=True)
+class PlannerEntry:
+    """One planner `goap bench` accepts, as `goap planners` lists it.
+
+    Attributes:
+        name: the name ``--planners`` takes.
+        kind: ``goap`` (a planner of this package, `goap.planners.base.PLANNERS`) or ``external`` (a separate
+            process reading the PDDL files, `goap.bench.external`).
+        what: what it computes.
+        source: ``module:Class`` for a goap planner; the distribution that provides an external one.
+        installed: whether it can run here (an external planner's module is found on ``sys.path``).
+        version: the providing distribution's installed version, for an external planner.
+        extra: the warp-goap extra that installs it (``pip install "warp-goap[EXTRA]"``); None when always there.
+    """
+
+    name: str
+    kind: str
+    what: str
+    source: str
+    installed: bool
+    version: str | None = None
+    extra: str | None = None
+
+
+#: What each goap planner computes (the names and classes are `goap.planners.base.PLANNERS`).
+GOAP_PLANNER_NOTES = {
+    "reference": "A* in plain Python, the oracle the Warp planners are tested against; cost-optimal",
+    "warp": "batched A* in Warp kernels (GPU or every CPU core); cost-optimal",
+    "warp-wastar": "weighted A* (--planner-option weight=W): plans within W x the optimal cost",
+    "warp-greedy": "greedy best-first search: fast, no bound on cost",
+}
+
+#: The built-in external planners: name -> (what, distribution, module found when installed, extra). The one
+#: table: `goap.bench.external` builds their command lines and its error messages from it.
+EXTERNAL_PLANNERS: dict[str, tuple[str, str, str, str]] = {
+    "fd-lmcut": ("Fast Downward, A* with LM-cut (astar(lmcut()))", "up-fast-downward", "up_fast_downward",
+                 "baselines"),
+    "pyperplan-lmcut": ("pyperplan, A* with LM-cut", "pyperplan", "pyperplan", "baselines"),
+}
+
+
+def install_hint(name: str) -> str:
+    """How to install external planner ``name``: the extra, and the distribution alone."""
+    _, dist, _, extra = EXTERNAL_PLANNERS[name]
+    return f'pip install "warp-goap[{extra}]" (or pip install -e ".[{extra}]" in a checkout, or pip install {dist})'
+
+
+def planner_catalogue() -> list[PlannerEntry]:
+    """Every planner `goap bench` accepts by name, goap ones first, with where each comes from and whether it is
+    installed. Imports neither Warp nor the external planners (their modules are only looked for)."""
+    import importlib.util
+
+    from goap.planners.base import PLANNERS
+
+    out = [PlannerEntry(n, "goap", GOAP_PLANNER_NOTES.get(n, ""), target, True) for n, target in PLANNERS.items()]
+    for name, (what, dist, module, extra) in EXTERNAL_PLANNERS.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        try:
+            version = importlib.metadata.version(dist) if found else None
+        except importlib.metadata.PackageNotFoundError:
+            version = None
+        out.append(PlannerEntry(name, "external", what, dist, found, version, extra))
+    return out

@@ -51,6 +51,13 @@ def test_pddl_suite(tmp_path):
     assert meta["max_nodes"] == 1_000_000 and meta["max_plan_length"] == 256
     assert meta["versions"]["numpy"] and meta["host"]["cpus"] and "time_utc" in meta
     assert meta["git"] is None or len(meta["git"]["revision"]) == 40
+    # the settings the planners ran with, defaults included: the PDDL heuristic though no option named it
+    assert meta["planner_options"] == {"reference": {}, "warp": {}}
+    for name in ("reference", "warp"):
+        effective = meta["planner_settings"][name]
+        assert effective["heuristic"] == "lmcut" and effective["max_nodes"] == 1_000_000 and effective["weight"] == 1
+    assert meta["planner_settings"]["warp"]["class"] == "goap.planners.warp_astar:WarpAStarPlanner"
+    assert all(r["peak_rss_bytes"] > 1 << 20 for r in data["results"])
     assert rows[0]["plan"].startswith("(")
     assert not list(tmp_path.glob("*.tmp"))
 
@@ -254,3 +261,22 @@ def test_sweep_grid(tmp_path):
         assert len(list(csv.DictReader(f))) == 4
     with pytest.raises(ValueError, match="unknown world"):
         sweep_run(sweep_parser().parse_args(["--world", "moon", "--quiet"]))
+
+
+def test_tasks_dir_reads_a_plain_optimal_json_and_warns_about_strays(tmp_path, capsys):
+    tasks = tmp_path / "tasks"
+    (tasks / "gripper").mkdir(parents=True)
+    for name in ("domain.pddl", "task01.pddl"):
+        (tasks / "gripper" / name).write_text((PDDL_DIR / "gripper" / name).read_text())
+    out = ["--tasks-dir", str(tasks), "--planners", "warp", "--device", "cpu", "--in-process"]
+    # no optimal.json: the optimum is unknown, and the table says so
+    assert run(build_parser().parse_args(["--suite", "pddl", *out, "--json", str(tmp_path / "a.json")])) == 0
+    printed = capsys.readouterr().out
+    assert "unknown" in printed and "0/0" not in printed
+    assert json.loads((tmp_path / "a.json").read_text())["results"][0]["optimal"] is None
+    (tasks / "optimal.json").write_text(json.dumps({"gripper/task01.pddl": 11, "gripper/task02.pddl": 17}))
+    assert _run("--suite", "pddl", *out, "--json", str(tmp_path / "b.json")) == 0
+    err = capsys.readouterr().err
+    assert "goap: warning:" in err and "'gripper/task02.pddl'" in err and "match no task" in err
+    row = json.loads((tmp_path / "b.json").read_text())["results"][0]
+    assert row["optimal"] == 11 and row["cost"] == 11

@@ -100,3 +100,41 @@ def test_bench_time_limit_holds_for_external_planners(tmp_path):
     data = _bench(tmp_path, "sleep:30", "--time-limit", "0.5")
     fake = next(r for r in data["results"] if r["planner"] == "fake")
     assert fake["status"] == "timeout" and fake["total_seconds"] < 10
+
+
+def test_peak_memory_is_the_child_own(tmp_path):
+    small = run_external(_fake("alloc:1"), *_texts(), time_limit=30, memory_limit=1 << 30)
+    big = run_external(_fake("alloc:120"), *_texts(), time_limit=30, memory_limit=1 << 30)
+    assert small.status == big.status == "ok"
+    assert big.peak_rss_bytes >= 120 << 20
+    # the child's own, not the largest child this process had, nor the memory it inherits when forked from a
+    # large process (the bench's): a small run after the big one, from a process holding 300 MB more
+    ballast = bytearray(300 << 20)
+    again = run_external(_fake("alloc:1"), *_texts(), time_limit=30, memory_limit=1 << 30)
+    del ballast
+    assert again.status == "ok" and 0 < again.peak_rss_bytes < 100 << 20 and small.peak_rss_bytes < 100 << 20
+
+
+#: The lines of a Fast Downward 24 log (up-fast-downward 1.0.0, blocks/task05) that state its parts.
+FD_LOG = """\
+INFO     Running translator.
+Parsing...
+Parsing: [0.010s CPU, 0.006s wall-clock]
+Writing output... [0.000s CPU, 0.001s wall-clock]
+Done! [0.020s CPU, 0.035s wall-clock]
+translate exit code: 0
+INFO     Running search (release).
+[t=0.002885s, 10544 KB] Actual search time: 0.000684s
+[t=0.002903s, 10544 KB] Search time: 0.000888s
+[t=0.002903s, 10544 KB] Total time: 0.002903s
+Solution found.
+INFO     Planner time: 0.17s
+"""
+
+
+def test_fast_downward_log_gives_translator_and_search_apart():
+    from goap.bench.external import log_phases
+
+    assert log_phases(FD_LOG) == {"translate_seconds": 0.035, "search_seconds": 0.002903,
+                                  "search_only_seconds": 0.000888}
+    assert log_phases("some other planner's log\nSolution found.\n") == {}

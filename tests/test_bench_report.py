@@ -1,8 +1,11 @@
-"""IPC scores, coverage and labels on a small hand-made table: the arithmetic checked by hand."""
+"""IPC scores, coverage and labels on a small hand-made table: the arithmetic checked by hand; optimal.json read in
+both forms, "unknown" where no optimum is known, the CPU model in the metadata."""
 
 from __future__ import annotations
 
+import json
 import math
+import re
 
 import pytest
 
@@ -50,7 +53,8 @@ def test_scores_by_hand():
     assert summary[("b", "B")]["solved"] == 0 and summary[("b", "B")]["invalid"] == 1
     header, table = coverage_table(summarize(rows))
     assert header == ["domain", "tasks", "A", "B"]
-    assert table[0] == ["a", "2", "2 (1)", "2 (0)"] and table[1] == ["b", "1", "0 (0)", "0 (0)"]
+    # b/1 has no known optimum: "unknown", not "0 optimal"
+    assert table[0] == ["a", "2", "2 (1)", "2 (0)"] and table[1] == ["b", "1", "0 (unknown)", "0 (unknown)"]
     assert table[2] == ["total", "3", "2 (1)", "2 (0)"]
     assert table[4] == ["IPC quality", "", "1.75", "1.80"]
 
@@ -68,3 +72,84 @@ def test_labels():
     assert PlannerConfig("warp", {"chunk_size": 4, "max_scratch_bytes": 1 << 20}).label == "warp"
     assert PlannerConfig("warp", {"weight": 5, "chunk_size": 4}).label == "warp[weight=5]"
     assert PlannerConfig("warp", {"weight": 1.5, "heuristic": "hmax1"}).label == "warp[heuristic=hmax1,weight=1.5]"
+
+
+# --- optimal.json, unknown optima, run metadata ----------------------------------------------------------------
+TASKS = ["blocks/task01", "blocks/task02", "gripper/task01"]
+
+
+@pytest.mark.parametrize("doc", [
+    {"blocks/task01.pddl": 6, "blocks/task02": 10.5, "gripper/task01": None},
+    {"problems": {"blocks/task01.pddl": {"optimal_cost": 6, "plan": []}, "blocks/task02.pddl": {"optimal_cost": 10.5},
+                  "gripper/task01.pddl": {"optimal_cost": None, "status": "timeout"}}, "meta": {"note": "x"}},
+    {"blocks/task01": {"optimal_cost": 6}, "blocks/task02.pddl": {"optimal_cost": 10.5}},
+])
+def test_optimal_json_both_forms(tmp_path, doc):
+    from goap.bench.suites import read_optima
+
+    path = tmp_path / "optimal.json"
+    path.write_text(json.dumps(doc))
+    optima, warnings = read_optima(path, TASKS)
+    assert optima.get("blocks/task01") == 6.0 and optima.get("blocks/task02") == 10.5
+    assert optima.get("gripper/task01") is None and warnings == []
+
+
+def test_optimal_json_entry_matching_no_task_is_a_warning(tmp_path):
+    from goap.bench.suites import read_optima
+
+    path = tmp_path / "optimal.json"
+    path.write_text(json.dumps({"blocks/task01.pddl": 6, "blocks/task1": 7, "blokcs/task02.pddl": 3}))
+    optima, warnings = read_optima(path, TASKS)
+    assert optima == {"blocks/task01": 6.0}
+    assert len(warnings) == 1 and "2 entries match no task" in warnings[0]
+    assert "'blocks/task1'" in warnings[0] and "'blokcs/task02.pddl'" in warnings[0] and str(path) in warnings[0]
+    assert read_optima(tmp_path / "missing.json", TASKS) == ({}, [])
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    ({"blocks/task01.pddl": "six"}, "entry 'blocks/task01.pddl': the optimal cost must be a number"),
+    ({"blocks/task01.pddl": -1}, "must be a number >= 0"),
+    ({"blocks/task01.pddl": True}, "must be a number"),
+    ([6, 10], "expected an object"),
+])
+def test_optimal_json_bad_entries_name_the_file_and_entry(tmp_path, doc, message):
+    from goap.bench.suites import read_optima
+
+    path = tmp_path / "optimal.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=re.escape(message)) as e:
+        read_optima(path, TASKS)
+    assert str(path) in str(e.value)
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match="cannot read the optima"):
+        read_optima(path, TASKS)
+
+
+def test_tables_say_unknown_without_optima():
+    import io
+
+    from goap.bench.report import print_summary
+
+    rows = [_row("A", "x/1", cost=3, group="x"), _row("A", "x/2", cost=4, group="x"),
+            _row("A", "y/1", cost=5, optimal=5, group="y")]
+    add_scores(rows, time_limit=10)
+    summary = summarize(rows)
+    buf = io.StringIO()
+    print_summary(summary, file=buf)
+    lines = {line.split()[1]: line.split() for line in buf.getvalue().splitlines()[2:]}
+    assert "unknown" in lines["x"] and "0/0" not in lines["x"] and "1/1" in lines["y"]
+    _, table = coverage_table(summary)
+    assert table[0] == ["x", "2", "2 (unknown)"] and table[1] == ["y", "1", "1 (1)"]
+
+
+def test_cpu_model_is_the_model_name():
+    from pathlib import Path
+
+    from goap.bench.report import cpu_model, run_metadata
+
+    info = Path("/proc/cpuinfo")
+    names = [line.split(":", 1)[1].strip() for line in info.read_text().splitlines()
+             if line.startswith("model name")] if info.is_file() else []
+    if names:
+        assert cpu_model() == names[0]
+    assert run_metadata()["host"]["processor"] == cpu_model()

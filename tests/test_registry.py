@@ -345,3 +345,60 @@ def test_goap_worlds_lists_every_name(monkeypatch, capsys):
     assert "village" not in out.split() and "lamps" in out.split()
     assert "warning: world name 'village' is registered twice" in err
 
+
+
+# --- goap planners ------------------------------------------------------------------------------------------------
+def _planner_rows(out: str) -> dict[str, list[str]]:
+    lines = out.splitlines()
+    assert lines[0].split()[:5] == ["planner", "kind", "installed", "from", "extra"]
+    rows = {}
+    for line in lines[1:]:
+        if not line.strip():
+            break
+        rows[line.split()[0]] = line.split()
+    return rows
+
+
+def test_goap_planners_names_the_goap_planners_and_the_baselines(capsys):
+    import importlib.util
+
+    from goap.planners.base import PLANNERS
+
+    assert main(["planners"]) == 0
+    out = capsys.readouterr().out
+    rows = _planner_rows(out)
+    assert set(rows) == set(PLANNERS) | {"fd-lmcut", "pyperplan-lmcut"}
+    for name in PLANNERS:
+        assert rows[name][1:3] == ["goap", "yes"] and PLANNERS[name] in rows[name]
+    for name, dist, module in (("fd-lmcut", "up-fast-downward", "up_fast_downward"),
+                               ("pyperplan-lmcut", "pyperplan", "pyperplan")):
+        assert rows[name][1] == "external" and dist in rows[name] and "baselines" in rows[name]
+        assert rows[name][2] == ("yes" if importlib.util.find_spec(module) else "no")
+    assert "--external NAME=" in out
+
+
+def test_goap_planners_says_how_to_install_a_missing_baseline(monkeypatch, capsys):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("up_fast_downward", "pyperplan") else real(name, *a))
+    assert main(["planners"]) == 0
+    out = capsys.readouterr().out
+    rows = _planner_rows(out)
+    assert rows["fd-lmcut"][2] == rows["pyperplan-lmcut"][2] == "no"
+    assert 'not installed: fd-lmcut, pyperplan-lmcut: pip install "warp-goap[baselines]"' in out
+
+
+def test_every_listed_planner_is_one_goap_bench_accepts(monkeypatch):
+    """The list and goap bench read one table: each name parses as a --planners column, or (an external planner
+    not installed here) fails with the same install line the list gives."""
+    from goap.bench.cli import planner_configs
+
+    for entry in registry.planner_catalogue():
+        if entry.installed:
+            (config,) = planner_configs(entry.name, [], [])
+            assert config.name == entry.name and (config.external is not None) == (entry.kind == "external")
+        else:
+            with pytest.raises(ValueError, match=re.escape(registry.install_hint(entry.name))):
+                planner_configs(entry.name, [], [])

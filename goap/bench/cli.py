@@ -19,6 +19,7 @@ from goap import files
 from goap.argtypes import ascii_int, output_path, positive_float, positive_int
 from goap.bench import report
 from goap.bench.runner import PlannerConfig, Settings, check_options, run_recipe
+from goap.registry import EXTERNAL_PLANNERS
 
 PDDL_MAX_NODES = 1_000_000
 PDDL_MAX_PLAN_LENGTH = 256
@@ -198,7 +199,7 @@ def recipes(args: argparse.Namespace) -> list[Any]:
 
 
 #: The built-in external planners (`goap.bench.external`): refused outside the PDDL suite before they are looked for.
-_EXTERNAL_NAMES = frozenset({"fd-lmcut", "pyperplan-lmcut"})
+_EXTERNAL_NAMES = frozenset(EXTERNAL_PLANNERS)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -256,6 +257,10 @@ def run(args: argparse.Namespace) -> int:
     meta.update({
         "suite": args.suite, "planners": [c.label for c in configs],
         "planner_options": {c.label: c.options for c in configs},
+        # what each goap planner ran with, defaults included (the first row's: every row of a label is the same)
+        "planner_settings": {c.label: next((r["planner_settings"] for r in rows if r["planner"] == c.label
+                                            and r.get("planner_settings")), None)
+                             for c in configs if c.external is None},
         "external": {c.label: {"command": list(c.external.command), "version": c.external.version}
                      for c in configs if c.external is not None},
         "max_nodes": settings.max_nodes, "max_plan_length": settings.max_plan_length,

@@ -13,14 +13,30 @@ it. For a real cluster, start a head node and workers with the same Python envir
     ray start --address HEAD_HOST:6379           # on each worker node
     goap bench --suite pddl --planners warp,fd-lmcut --ray HEAD_HOST:6379
 
+Token authentication (Ray 2.52 and later): a head started where a token exists (``~/.ray/auth_token``, which
+any local ``ray.init()`` creates, or ``RAY_AUTH_TOKEN`` / ``RAY_AUTH_TOKEN_PATH``) accepts only clients holding
+the same token, and Ray enables the token on the client side only for ``--ray auto``, never for an explicit
+address. `Cluster` therefore turns token mode on whenever this machine has a token (unless ``RAY_AUTH_MODE`` is
+set), and a refused token is an error that says so, instead of Ray's repeated ``InvalidAuthToken`` log lines and
+a bare "cannot connect". Give every machine the head's token (``ray get-auth-token`` on the head prints it)::
+
+    export RAY_AUTH_TOKEN=...                    # on each worker node and the machine running goap bench
+
 Each Ray task asks for one CPU; a Warp planner on the CPU uses all the cores Warp finds, so on a shared node
 pass ``--ray-cpus`` (or start workers with ``ray start --num-cpus N``) to keep tasks from competing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
+
+#: What Ray's core prints when the cluster refuses a client's token (``Unauthenticated: ... InvalidAuthToken``).
+AUTH_FAILURE_MARKERS = ("InvalidAuthToken", "Unauthenticated")
 
 
 def require_ray() -> Any:
@@ -47,10 +63,15 @@ class Cluster:
                 kwargs["num_cpus"] = cpus
             self.ray.init(**kwargs)
         else:
-            try:
-                self.ray.init(address=self.address, **kwargs)
-            except (ConnectionError, RuntimeError, ValueError) as e:
-                raise ValueError(f"--ray {self.address}: cannot connect to the Ray cluster: {e}") from None
+            token = enable_token_auth()
+            with _stderr_captured() as log:
+                try:
+                    self.ray.init(address=self.address, **kwargs)
+                    failure = None
+                except Exception as e:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, its own errors
+                    failure = e
+            if failure is not None:
+                raise ValueError(connect_error(self.address, failure, log["text"], token)) from None
         self.started = True
 
     def info(self) -> dict[str, Any]:
@@ -85,6 +106,70 @@ class Cluster:
         if self.started:
             self.ray.shutdown()
             self.started = False
+
+
+def token_source() -> str | None:
+    """Where this machine's Ray token would come from (the variable or the file), or None when it has none."""
+    if os.environ.get("RAY_AUTH_TOKEN", "").strip():
+        return "RAY_AUTH_TOKEN"
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH")
+    if path:
+        return f"RAY_AUTH_TOKEN_PATH ({path})" if Path(path).is_file() else None
+    default = Path.home() / ".ray" / "auth_token"
+    return str(default) if default.is_file() else None
+
+
+def enable_token_auth() -> str | None:
+    """Turn Ray's token authentication on for this client when this machine holds a token and ``RAY_AUTH_MODE``
+    is not set (Ray does so itself only for ``address="auto"``); returns where the token comes from, or None."""
+    source = token_source()
+    if source is None or "RAY_AUTH_MODE" in os.environ:
+        return source if os.environ.get("RAY_AUTH_MODE", "").lower() == "token" else None
+    try:  # Ray's own switch also refreshes its cached configuration
+        from ray._private.authentication.authentication_token_setup import _enable_token_auth
+
+        _enable_token_auth()
+    except ImportError:  # a Ray without token authentication: nothing to turn on
+        return None
+    return source
+
+
+def connect_error(address: str, error: BaseException, log: str, token: str | None) -> str:
+    """The one-line error for a failed connection: an authentication failure named as such, with the fix."""
+    auth = any(m in log or m in str(error) for m in AUTH_FAILURE_MARKERS) or \
+        type(error).__name__ == "AuthenticationError"
+    if not auth:
+        return f"--ray {address}: cannot connect to the Ray cluster: {error}"
+    held = (f"the token from {token} was refused" if token else
+            "this machine has no token (no RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token)")
+    return (f"--ray {address}: authentication failed: the Ray cluster uses token authentication and {held}; set "
+            f"RAY_AUTH_TOKEN to the head node's token (`ray get-auth-token` there prints it), or start the cluster "
+            f"with RAY_AUTH_MODE=disabled on a trusted network")
+
+
+@contextlib.contextmanager
+def _stderr_captured() -> Iterator[dict[str, str]]:
+    """File descriptor 2 into a temporary file for the block (Ray's core logs there directly, retrying a refused
+    connection once a second); after the block, ``captured["text"]`` holds what was written, and what is not
+    one of those retry lines is written back to stderr."""
+    captured = {"text": ""}
+    with tempfile.TemporaryFile(mode="w+", errors="replace") as tmp:
+        try:
+            saved = os.dup(2)
+        except OSError:  # no stderr to redirect
+            yield captured
+            return
+        try:
+            os.dup2(tmp.fileno(), 2)
+            yield captured
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            captured["text"] = tmp.read()
+            kept = [ln for ln in captured["text"].splitlines(True) if not any(m in ln for m in AUTH_FAILURE_MARKERS)]
+            if kept:
+                os.write(2, "".join(kept).encode(errors="replace"))
 
 
 def run_on_ray(recipes: Sequence[Any], configs: Sequence[Any], settings: Any, address: str | None,

@@ -10,7 +10,8 @@ Scores follow the International Planning Competition:
   search for goap planners, the process's wall time for external ones).
 
 Coverage is the number of tasks solved with a valid plan; ``optimal`` counts those whose cost equals the known
-optimum. Both are given per domain (group) and in total, as Fast Downward's lab reports do.
+optimum (``unknown`` in the tables where no task of a group has one). Both are given per domain (group) and in
+total, as Fast Downward's lab reports do.
 """
 
 from __future__ import annotations
@@ -115,6 +116,7 @@ def _summary(key: tuple[str, str, str], rows: list[dict[str, Any]]) -> dict[str,
     return {
         "suite": suite, "group": group, "planner": planner, "problems": len(rows), "solved": len(ok),
         "optimal": len(optimal), "optimum_known": len(known),
+        "optima_known": sum(1 for r in rows if r.get("optimal") is not None),
         "valid": sum(1 for r in rows if r.get("valid") is True),
         "invalid": sum(1 for r in rows if r.get("valid") is False),
         "quality_score": float(sum(r.get("quality_score", 0.0) for r in rows)),
@@ -133,11 +135,21 @@ def print_summary(summary: list[dict[str, Any]], file: Any = None) -> None:
               "cost ratio", "median s", "p95 s", "timing", "statuses"]
     table = [[
         s["suite"], s["group"], s["planner"], str(s["problems"]), str(s["solved"]),
-        f"{s['optimal']}/{s['optimum_known']}", str(s["valid"]), str(s["invalid"]), f"{s['quality_score']:.2f}",
+        _optimal_cell(s), str(s["valid"]), str(s["invalid"]), f"{s['quality_score']:.2f}",
         f"{s['agile_score']:.2f}", _fmt(s["mean_cost_ratio"], ".3f"), _fmt(s["median_s"], ".3g"),
         _fmt(s["p95_s"], ".3g"), s["timing"], " ".join(f"{k} {v}" for k, v in sorted(s["statuses"].items())),
     ] for s in summary]
     print_table(header, table, file)
+
+
+def _optimal_cell(s: dict[str, Any]) -> str:
+    """``3/4`` (optimal of the solved tasks whose optimum is known), or ``unknown`` when no task of the group has
+    a known optimum: a folder without optima is not 0 optimal plans."""
+    return f"{s['optimal']}/{s['optimum_known']}" if s.get("optima_known", 1) else "unknown"
+
+
+def _coverage_cell(solved_n: int, optimal: int, known: int) -> str:
+    return f"{solved_n} ({optimal})" if known else f"{solved_n} (unknown)"
 
 
 def coverage_table(summary: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
@@ -150,12 +162,14 @@ def coverage_table(summary: list[dict[str, Any]]) -> tuple[list[str], list[list[
     for suite, group in groups:
         first = next(cell[(suite, group, p)] for p in planners if (suite, group, p) in cell)
         rows.append([group, str(first["problems"]), *[
-            f"{cell[(suite, group, p)]['solved']} ({cell[(suite, group, p)]['optimal']})"
-            if (suite, group, p) in cell else "-" for p in planners]])
+            _coverage_cell(cell[(suite, group, p)]["solved"], cell[(suite, group, p)]["optimal"],
+                           cell[(suite, group, p)].get("optima_known", 1)) if (suite, group, p) in cell else "-"
+            for p in planners]])
     totals = {p: [s for s in summary if s["planner"] == p and s["group"] != "all"] for p in planners}
     n = sum(int(r[1]) for r in rows)
-    rows.append(["total", str(n), *[f"{sum(s['solved'] for s in totals[p])} ({sum(s['optimal'] for s in totals[p])})"
-                                   for p in planners]])
+    rows.append(["total", str(n), *[
+        _coverage_cell(sum(s["solved"] for s in totals[p]), sum(s["optimal"] for s in totals[p]),
+                       sum(s.get("optima_known", 1) for s in totals[p])) for p in planners]])
     rows.append(["valid/invalid", "", *[f"{sum(s['valid'] for s in totals[p])}/{sum(s['invalid'] for s in totals[p])}"
                                        for p in planners]])
     rows.append(["IPC quality", "", *[f"{sum(s['quality_score'] for s in totals[p]):.2f}" for p in planners]])
@@ -185,7 +199,7 @@ def _fmt(v: float | None, spec: str) -> str:
 def rows_to_csv(rows: list[dict[str, Any]]) -> str:
     """CSV of the rows; a plan is one field, its steps joined by spaces."""
     keys = [k for k in ROW_KEYS if any(k in r for r in rows)]
-    keys += sorted({k for r in rows for k in r} - set(keys))
+    keys += sorted({k for r in rows for k, v in r.items() if not isinstance(v, dict)} - set(keys))  # settings: JSON
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=keys, lineterminator="\n")
     w.writeheader()
@@ -208,7 +222,8 @@ def run_metadata(argv: list[str] | None = None) -> dict[str, Any]:
     from datetime import UTC, datetime
 
     versions: dict[str, str | None] = {"python": platform.python_version()}
-    for dist in ("warp-goap", "warp-lang", "numpy", "torch", "ray", "up-fast-downward", "pyperplan"):
+    for dist in ("warp-goap", "warp-lang", "numpy", "torch", "ray", "up-fast-downward", "pyperplan",
+                 "unified-planning"):
         try:
             versions[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
@@ -218,9 +233,38 @@ def run_metadata(argv: list[str] | None = None) -> dict[str, Any]:
         "argv": list(sys.argv if argv is None else argv),
         "versions": versions,
         "host": {"name": platform.node(), "system": platform.platform(), "machine": platform.machine(),
-                 "processor": platform.processor() or None, "cpus": os.cpu_count()},
+                 "processor": cpu_model(), "cpus": os.cpu_count(), "memory_bytes": _total_memory()},
         "git": git_revision(),
     }
+
+
+def cpu_model() -> str | None:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, ``sysctl`` on macOS); `platform.processor` gives only
+    the architecture on Linux, or nothing."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "Hardware") and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    if sys.platform == "darwin":
+        try:
+            out = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True, text=True,
+                                 timeout=5)
+            if out.returncode == 0 and out.stdout.strip():
+                return out.stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return platform.processor() or None
+
+
+def _total_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def git_revision() -> dict[str, Any] | None:

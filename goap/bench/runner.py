@@ -20,6 +20,7 @@ Honest numbers, as a planning researcher reads them:
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -314,6 +315,8 @@ def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, setti
         planner = make_planner(config.name, batch.tables, **kwargs)
     except TypeError as e:
         raise ValueError(f"planner '{config.name}' does not take these options {sorted(config.options)}: {e}") from None
+    effective = planner_settings(planner)
+    peak_scope = reset_peak_rss()
     ground = float(batch.info.get("ground_seconds", 0.0))
     limit = settings.time_limit
     results: list[tuple[int, float, Any]] = []  # (problem index, seconds, PlanBatch row index or None)
@@ -341,11 +344,14 @@ def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, setti
         if callable(close):
             close()
 
+    peak = peak_rss_bytes()
     rows = []
     for i, seconds, found in results:
         row = _row(batch.suite, batch.group, batch.ids[i], config, **batch.info)
         row.update(seconds=seconds, ground_seconds=ground, total_seconds=ground + seconds, setup_seconds=setup,
                    timing=timing, batch=1 if timing == "solo" else n)
+        row["planner_settings"] = effective
+        row.update(peak_rss_bytes=peak, peak_rss_scope=peak_scope)
         if found is None:
             row["status"] = "timeout"
         else:
@@ -405,6 +411,60 @@ def _replay_goap(batch: ProblemBatch, i: int, plan: list[int]) -> tuple[bool, st
     if not domain.satisfies(state, goal.want):
         return False, f"the goal '{goal.name}' does not hold at the end", None
     return True, None, cost
+
+
+#: Planner attributes that say what it computed and within which limits (`planner_settings`).
+SETTING_ATTRIBUTES = ("heuristic", "weight", "greedy", "max_nodes", "max_plan_length", "pools", "max_escalated_nodes",
+                      "threads", "chunk_size", "max_scratch_bytes", "device")
+
+
+def planner_settings(planner: Any) -> dict[str, Any]:
+    """What a goap planner actually runs with, read from the planner made (the user's options, the suite's
+    defaults such as the PDDL heuristic, and the class's own defaults alike): the JSON's ``planner_settings``.
+    ``pools`` are the node-pool sizes of the escalation levels (``max_nodes`` times ``growth`` per level, up to
+    the ceiling)."""
+    inner = getattr(planner, "inner", planner)  # a DedupingPlanner wraps the searching one
+    out: dict[str, Any] = {"class": f"{type(inner).__module__}:{type(inner).__qualname__}"}
+    for key in SETTING_ATTRIBUTES:
+        if hasattr(inner, key):
+            value = getattr(inner, key)
+            out[key] = [int(v) for v in value] if key == "pools" else (
+                value if value is None or isinstance(value, bool | int | float | str) else str(value))
+    return out
+
+
+def reset_peak_rss() -> str:
+    """Start a new peak-memory measurement for this process: ``task`` when the kernel's peak (VmHWM) could be
+    reset (Linux: ``5`` written to ``/proc/self/clear_refs``), else ``process`` (the peak since it started).
+
+    A goap planner runs in a worker process kept from task to task, so without the reset every task would report
+    the largest task before it."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return "task"
+    except OSError:
+        return "process"
+
+
+def peak_rss_bytes() -> int | None:
+    """This process's peak resident memory since `reset_peak_rss` (or since it started): VmHWM on Linux,
+    ``ru_maxrss`` elsewhere. What the JSON's ``peak_rss_bytes`` holds for a goap planner's rows: the grounded
+    task, the planner's tables and search scratch, and the interpreter and kernels under them."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return int(rss) * (1 if sys.platform == "darwin" else 1024)
+    except (ImportError, OSError):
+        return None
 
 
 def _accepts(name: str, option: str) -> bool:
@@ -471,6 +531,7 @@ def _run_external(config: PlannerConfig, recipe: Recipe, batch: ProblemBatch | N
     row = _row(recipe.suite, recipe.group, recipe.name, config, **info)
     row.update(status=res.status, seconds=res.seconds, total_seconds=res.seconds, timing="process",
                expanded=res.expanded, error=res.error)
+    row.update(res.phases, peak_rss_bytes=res.peak_rss_bytes)  # the log's own phase times; the process's memory
     if res.plan is not None:
         row["plan"] = [step_text(s) for s in res.plan]
         row["length"] = len(res.plan)
