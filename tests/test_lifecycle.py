@@ -498,3 +498,15 @@ def test_an_agent_type_out_of_range_is_an_input_error():
     brain.assign("agent_type", types)
     with pytest.raises(BrainError, match=r"agent 3: agent_type 7 is out of range 0\.\.1"):
         brain.tick()
+
+
+def test_compact_turns_a_device_mask_into_a_list_every_command_takes():
+    brain = guard_brain(50)
+    mask = wp.array(np.arange(50) % 7 == 3, dtype=wp.bool, device=brain.device)
+    ids, count = brain.compact(mask, "near")
+    want = [i for i in range(50) if i % 7 == 3]
+    assert h(count)[0] == len(want) and list(h(ids)[: len(want)]) == want and (h(ids)[len(want):] == -1).all()
+    brain.write_fact("hunger", 2, agents=ids)  # the whole padded list: -1 entries are skipped
+    assert list(np.flatnonzero(h(brain.read_fact("hunger")))) == want
+    with pytest.raises(ValueError, match="bool Warp array of 50"):
+        brain.compact(np.ones(50, bool))

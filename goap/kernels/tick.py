@@ -631,6 +631,12 @@ def event_flags(agents: Agents, bit: wp.uint32, mask: wp.array(dtype=wp.bool), f
 
 
 @wp.kernel
+def mask_flags(mask: wp.array(dtype=wp.bool), flag: wp.array(dtype=wp.int32)):
+    i = wp.tid()
+    flag[i] = wp.where(mask[i], 1, 0)
+
+
+@wp.kernel
 def free_flags(agents: Agents, flag: wp.array(dtype=wp.int32)):
     i = wp.tid()
     flag[i] = wp.where(agents.alive[i], 0, 1)

@@ -74,6 +74,24 @@ class Commands:
             raise ValueError(f"agent {bad} is out of range 0..{self.n_agents - 1}")
         return wp.array(idx.astype(np.int32), dtype=wp.int32, device=self.device)
 
+    def compact(self, mask: Any, name: str = "compact") -> tuple[Any, Any]:
+        """The agents whose entry of ``mask`` (a bool Warp array of N on the brain's device, e.g. computed by a
+        game kernel: "within the wolf's radius") is set, as a device list: ``(ids, count)``, ``ids`` of N entries
+        in index order and -1 after the list, ``count[0]`` their number. A scan and a scatter on the device, no
+        host read; the list is one buffer per ``name``, rewritten by the next call. Every command takes ``ids``
+        as it is (the -1 padding is skipped)."""
+        wp, N = self._wp, self.n_agents
+        if not isinstance(mask, wp.array) or mask.dtype != wp.bool or mask.ndim != 1 or mask.shape[0] != N \
+                or mask.device != self.device:
+            raise ValueError(f"compact needs a bool Warp array of {N} entries on {self.device}")
+        ids, count = self._list_buffers(f"compact:{name}")
+        if N:
+            k = self._kernels
+            self.launcher.launch(k.mask_flags, N, [mask, self._event_flag], record=False)
+            wp.utils.array_scan(self._event_flag, self._event_pos, inclusive=False)
+            self.launcher.launch(k.scatter_list, N, [self._event_flag, self._event_pos, ids, count], record=False)
+        return ids, count
+
     def _launch(self, kernel: Any, rows: Any, args: list[Any]) -> None:
         if rows.shape[0]:
             self.launcher.launch(kernel, rows.shape[0], [self.agents, rows, *args], record=False)
