@@ -115,6 +115,9 @@ def _run_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--log-outcomes", type=output_path, metavar="FILE",
                    help="record every planning call and what followed (.npz; appended when the file exists)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--list-idle", type=non_negative_int, default=0, metavar="K",
+                   help="at the end, list up to K agents for each idle reason (for goap explain --agent / view "
+                        "--select)")
 
 
 def _bench_arguments(p: argparse.ArgumentParser) -> None:
@@ -351,7 +354,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from goap.registry import load_world
-    from goap.run_report import run_metrics
+    from goap.run_report import IdleStats, run_metrics
     from goap.runtime import CAUSES, Brain
 
     world = load_world(args.world)
@@ -364,12 +367,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         **({} if args.planner == "reference" else {"dedupe": not args.no_dedupe, "plan_cache": args.plan_cache}),
     )
     log = brain.record_outcomes() if args.log_outcomes else None
+    idle_stats = IdleStats(brain)
+    counted_from = min(args.warmup, max(0, args.ticks - 1))  # the ticks the idle fraction averages
     progress = not args.quiet and sys.stderr.isatty()
     t0 = time.perf_counter()
     interrupted = False
     try:
         for i in range(args.ticks):
             brain.tick()
+            if i >= counted_from:
+                idle_stats.update()
             if progress and (i % 10 == 0 or i == args.ticks - 1):
                 done = (i + 1) / max(1, args.ticks)
                 bar = "=" * int(30 * done)
@@ -397,7 +404,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         "plan_failure_rate": counters.get("plans_failed", 0) / max(1, counters.get("plans_requested", 0)),
         "replans": {c: counters.get(f"replan_{c}", 0) for c in CAUSES[1:]},
         "score": world.score(), "planner_stats": summary.get("planner", {}), "state_hash": brain.state_hash(),
+        **idle_stats.report(),
     }
+    if args.list_idle:
+        result["idle_agents"] = idle_stats.idle_agents(args.list_idle)
     _print_run(result)
     if args.json:
         _write_json(args.json, result)
@@ -422,6 +432,11 @@ def _print_run(r: dict[str, Any]) -> None:
 
     idle = r.get("idle_fraction")
     print(f"idle fraction {'-' if idle is None else f'{idle:.1%}'} (alive agents executing no action, after warm-up)")
+    if "idle_ticks_by_reason" in r:
+        from goap.run_report import format_idle
+
+        for line in format_idle(r):
+            print("  " + line)
     done, failed = c.get("actions_done", 0), c.get("actions_failed", 0)
     asked, bad = c.get("plans_requested", 0), c.get("plans_failed", 0)
     print(f"actions done {done}   failed {failed} ({failed / max(1, done):.1%} of done)   "
@@ -434,6 +449,8 @@ def _print_run(r: dict[str, Any]) -> None:
         for line in format_action_counts(counts):
             print("  " + line)
     print("replans: " + "  ".join(f"{k} {v}" for k, v in r["replans"].items()))
+    for reason, agents in (r.get("idle_agents") or {}).items():
+        print(f"idle agents ({reason}, last tick): " + (" ".join(map(str, agents)) or "-"))
     print("score: " + "  ".join(f"{k} {_num(v)}" for k, v in r["score"].items()))
     print(f"state hash {r['state_hash']}")
 
