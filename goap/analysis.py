@@ -51,6 +51,15 @@ class Report:
         line = self.lines.get((section, item, fact))
         return f" (line {line})" if line else ""
 
+    def _root_at(self, root: Condition) -> str:
+        """Where the root condition is written: the first action that has it as a precondition."""
+        assert self.domain is not None
+        for a in self.domain.actions:
+            if root in a.pre:
+                line = self.lines.get(("actions", a.name, root.fact))
+                return f" (action '{a.name}'" + (f", line {line})" if line else ")")
+        return ""
+
     def _why(self, section: str, item: str, table: dict[str, list[tuple[Condition, Condition]]]) -> str:
         """``: precondition 'x' (line 12) never holds: no action or start value makes 'y' true``."""
         pairs = table.get(item) or []
@@ -61,7 +70,7 @@ class Report:
         for c, root in pairs[:3]:
             text = f"{what} '{condition_text(self.domain, c)}'{self._at(section, item, c.fact)} never holds"
             if root != c:
-                text += f": it needs '{condition_text(self.domain, root)}'"
+                text += f": it needs '{condition_text(self.domain, root)}'{self._root_at(root)}"
             text += ", which no action, start value or sensed fact makes true"
             parts.append(text)
         more = f" (and {len(pairs) - 3} more)" if len(pairs) > 3 else ""

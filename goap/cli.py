@@ -256,13 +256,38 @@ def cmd_validate(args: argparse.Namespace) -> int:
         report = check_domain(domain, sensed=sensed)
     except ValueError as e:
         raise CliError(f"{args.domain}: {e}") from None
-    print(
-        f"{args.domain}: domain '{domain.name}' is valid: {len(domain.facts)} facts in {tables.n_words} word(s) "
-        f"({tables.layout.n_bits} bits), {len(domain.actions)} actions, {len(domain.goals)} goals"
-    )
+    report.lines = _condition_lines(args.domain, domain)
+    shape = (f"{len(domain.facts)} facts in {tables.n_words} word(s) ({tables.layout.n_bits} bits), "
+             f"{len(domain.actions)} actions, {len(domain.goals)} goals")
+    if args.strict and report.warnings:
+        print(f"{args.domain}: domain '{domain.name}' fails --strict: {len(report.warnings)} warning(s); {shape}")
+    else:
+        print(f"{args.domain}: domain '{domain.name}' is valid: {shape}")
     for w in report.warnings:
         print(f"{args.domain}: warning: {w}")
     return 1 if args.strict and report.warnings else 0
+
+
+def _condition_lines(path: str, domain: Any) -> dict[tuple[str, str, str], int]:
+    """The line of every action precondition and goal condition in the domain file, for the warnings; empty
+    when the text cannot be read again (the domain itself was read, so this only loses line numbers)."""
+    from pathlib import Path
+
+    from goap.domain_file import _Locator, read_text
+
+    fmt = "json" if str(path).lower().endswith(".json") else "toml"
+    try:
+        locate = _Locator(read_text(Path(path)), fmt)
+    except (DomainError, OSError):
+        return {}
+    out: dict[tuple[str, str, str], int] = {}
+    for section, items, key in (("actions", domain.actions, "pre"), ("goals", domain.goals, "want")):
+        for item in items:
+            for c in getattr(item, key):
+                line = locate((section, item.name, key, c.fact))
+                if line:
+                    out[(section, item.name, c.fact)] = line
+    return out
 
 
 def cmd_describe(args: argparse.Namespace) -> int:

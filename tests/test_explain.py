@@ -155,7 +155,7 @@ def test_waiting_agent_beyond_the_plan_budget_and_its_queue_position():
     explained = {i: explain_agent(br, i) for i in waiting}
     positions = sorted(e.queue_position for e in explained.values())
     assert positions == list(range(n - budget))  # a strict order: every waiting agent has its own place
-    for i, e in explained.items():
+    for e in explained.values():
         assert e.has("waiting", "warm") and e.plan_budget == budget
         assert e.has("beyond_plan_budget", "warm") == (e.queue_position >= budget)
     br.tick()  # the next tick plans exactly the agents the queue puts first
