@@ -120,6 +120,25 @@ def _run_arguments(r: argparse.ArgumentParser) -> None:
                         "--select)")
 
 
+def _explain_arguments(e: argparse.ArgumentParser) -> None:
+    e.add_argument("domain", nargs="?", help="a .toml or .json domain file (with --problem or --problems)")
+    e.add_argument("--problem", metavar="JSON", help='one problem: \'{"start": {fact: value}, "goal": "name"}\'')
+    e.add_argument("--problems", metavar="FILE", help="a problem file (JSON lines, as goap solve reads), with --id")
+    e.add_argument("--id", help="the id of the problem of --problems to explain (default: the first)")
+    e.add_argument("--max-nodes", type=positive_int, default=DEFAULT_MAX_NODES, help="states one search may store")
+    e.add_argument("--max-plan-length", type=positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
+    e.add_argument("--world", help="run this world (name or module:Class) and explain one of its agents")
+    e.add_argument("--agents", type=non_negative_int, default=1000)
+    e.add_argument("--ticks", type=non_negative_int, default=100)
+    e.add_argument("--seed", type=random_seed, default=0)
+    e.add_argument("--agent", type=non_negative_int, default=0, metavar="I", help="the agent to explain")
+    e.add_argument("--planner", default="warp", choices=sorted(PLANNERS))
+    e.add_argument("--plan-budget", type=positive_int, default=None,
+                   help="most agents planned per tick (default: as goap run, a tenth of the agents, at least 256)")
+    e.add_argument("--device", default=None, help="Warp device for the planner (cpu, cuda:0)")
+    e.add_argument("--json", action="store_true", help="print the explanation as one JSON object")
+
+
 def _bench_arguments(p: argparse.ArgumentParser) -> None:
     from goap.bench.cli import add_arguments
 
@@ -521,6 +540,55 @@ def _json_safe(obj: Any) -> Any:
     return obj
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    """``goap explain``: one problem of a domain, or one agent of a world after some ticks."""
+    from goap.explain import explain_agent, explain_problem
+
+    if args.world:
+        if args.domain or args.problem or args.problems:
+            raise CliError("explain --world runs a world: give no domain file or problem with it")
+        from goap.registry import load_world
+        from goap.runtime import Brain
+
+        world = load_world(args.world)
+        if args.agent >= args.agents:
+            raise CliError(f"--agent {args.agent} is not one of the {args.agents} agents (0..{args.agents - 1})")
+        budget = args.plan_budget or max(256, args.agents // 10)
+        brain = Brain(world.domain, args.agents, world=world, planner=args.planner, device=args.device,
+                      plan_budget=budget, seed=args.seed)
+        for _ in range(args.ticks):
+            brain.tick()
+        e = explain_agent(brain, args.agent)
+    else:
+        if not args.domain:
+            raise CliError("explain needs a domain file with --problem or --problems, or --world W --agent I")
+        from goap.encoding import encode
+        from goap.problems import load_problems, parse_problems
+
+        domain = load_domain(args.domain)
+        tables = encode(domain)
+        if bool(args.problem) == bool(args.problems):
+            raise CliError("explain DOMAIN needs exactly one of --problem JSON and --problems FILE")
+        problems = (parse_problems(args.problem, tables, file="--problem") if args.problem
+                    else load_problems(args.problems, tables))
+        if not problems.ids:
+            raise CliError(f"{args.problems or '--problem'}: no problem in it")
+        k = 0
+        if args.id is not None:
+            matches = [j for j, pid in enumerate(problems.ids) if str(pid) == args.id]
+            if not matches:
+                raise CliError(f"{args.problems or '--problem'}: no problem with id {args.id!r}")
+            k = matches[0]
+        start = tuple(int(v) for v in problems.values[k])
+        goal = problems.goal_table.goals[int(problems.goals[k])]
+        e = explain_problem(domain, start, goal, max_nodes=args.max_nodes, max_plan_length=args.max_plan_length)
+    if args.json:
+        print(json.dumps(_json_safe(e.to_dict()), allow_nan=False))
+    else:
+        print(e.text())
+    return 0
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from goap.learn import LearnUnavailable, require_torch
 
@@ -591,6 +659,8 @@ COMMANDS: dict[str, Command] = {
     "solve": Command("plan a batch of problems from a JSON-lines file; one result line each", _solve_arguments,
                      cmd_solve),
     "run": Command("run a world headless and print a summary of the agents and the tick", _run_arguments, cmd_run),
+    "explain": Command("why a problem has the plan it has (or none), or why an agent of a world does what it does",
+                       _explain_arguments, cmd_explain),
     "bench": Command("compare planners on PDDL tasks, random domains or a world", _bench_arguments, cmd_bench),
     "sweep": Command("a grid of world runs (world x agents x plan budget x seed)", _sweep_arguments, cmd_sweep),
     "view": Command("watch a world's agents live in a window; inspect one", _view_arguments, cmd_view),

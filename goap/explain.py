@@ -26,7 +26,7 @@ import numpy as np
 
 from goap.analysis import Relaxed, condition_text, relax
 from goap.codes import Status, event_bit
-from goap.domain import Condition, Domain, State
+from goap.domain import Condition, Domain, Goal, State
 
 #: Why an agent executes no action this tick, as `goap.kernels.stats` counts it (index = code):
 #: ``no_goal``: no goal is eligible (every goal holds or has priority <= 0); ``waiting``: it has a goal and waits
@@ -206,6 +206,11 @@ class Explanation:
         return "\n".join(out)
 
     def headline(self) -> str:
+        if self.agent is None:  # a problem
+            if self.plan_status in ("ok", "too_long", "satisfied"):
+                return (f"{self.plan_status}: a plan of {len(self.plan)} steps for goal {self.goal}, cost "
+                        f"{_num(self.plan_cost)}")
+            return f"{self.plan_status}: no plan for goal {self.goal}"
         if self.action is not None:
             return f"doing {self.action} ({self.action_ticks} ticks) for goal {self.goal}"
         if self.has("plan_done"):
@@ -548,7 +553,7 @@ def unreachable_conditions(domain: Domain, r: Relaxed, want: Sequence[Condition]
 
 
 # --- a problem (no brain) --------------------------------------------------------------------------------------
-def explain_problem(domain: Domain, start: State, goal: int, *, costs: Sequence[float] | None = None,
+def explain_problem(domain: Domain, start: State, goal: int | Goal, *, costs: Sequence[float] | None = None,
                     enabled: Sequence[bool] | None = None, max_nodes: int | None = None,
                     max_plan_length: int | None = None, sensed: Sequence[str] = ()) -> Explanation:
     """Plan ``goal`` from ``start`` with the reference planner and explain the result: the plan with each step's
@@ -557,6 +562,10 @@ def explain_problem(domain: Domain, start: State, goal: int, *, costs: Sequence[
     from goap.planners.base import DEFAULT_MAX_NODES, DEFAULT_MAX_PLAN_LENGTH
     from goap.planners.reference import ReferencePlanner
 
+    if isinstance(goal, Goal):  # a problem's own goal (``"goal": {fact: condition}``): planned as one more goal
+        if goal not in domain.goals:
+            domain = Domain(domain.name, domain.facts, domain.actions, (*domain.goals, goal))
+        goal = domain.goals.index(goal)
     tables = _tables(domain, encode)
     planner = ReferencePlanner(tables, max_nodes=max_nodes or DEFAULT_MAX_NODES,
                                max_plan_length=max_plan_length or DEFAULT_MAX_PLAN_LENGTH)

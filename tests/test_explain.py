@@ -191,3 +191,81 @@ def test_bad_agent_index_is_refused():
     with pytest.raises(ValueError, match="agent 5"):
         explain_agent(br, 5)
     assert np.all(br.goal.numpy() == -1)
+
+
+# --- goap explain ----------------------------------------------------------------------------------------------
+CAMP_TOML = """name = "camp"
+
+[facts]
+wood = false
+fire = false
+warm = false
+ripe = false
+fed = false
+
+[actions.chop]
+cost = 1
+effects = { wood = true }
+
+[actions.light]
+cost = 2
+pre = { wood = true }
+effects = { fire = true }
+
+[actions.sit]
+cost = 1
+pre = { fire = true }
+effects = { warm = true }
+
+[actions.harvest]
+cost = 1
+pre = { ripe = true }
+effects = { fed = true }
+
+[goals.warm]
+want = { warm = true }
+
+[goals.fed]
+want = { fed = true }
+"""
+
+
+def test_cli_explain_problem_text_and_json(tmp_path, capsys):
+    import json
+
+    from tests.conftest import run_cli
+
+    path = tmp_path / "camp.toml"
+    path.write_text(CAMP_TOML)
+    code, out, _ = run_cli(capsys, "explain", path, "--problem", '{"start": {}, "goal": "warm"}')
+    assert code == 0 and "chop" in out and "sit" in out
+    code, out, _ = run_cli(capsys, "explain", path, "--problem", '{"start": {}, "goal": "fed"}', "--json")
+    e = json.loads(out)
+    assert code == 0 and e["failure"] == "no_plan"
+    assert {"kind": "blocked_precondition", "subject": "harvest", "detail": "ripe == true"} in e["causes"]
+    # an inline goal, and a problem file picked by id
+    code, out, _ = run_cli(capsys, "explain", path, "--problem", '{"start": {"wood": true}, "goal": {"fire": true}}',
+                           "--json")
+    assert code == 0 and [s["action"] for s in json.loads(out)["plan"]] == ["light"]
+    problems = tmp_path / "p.jsonl"
+    problems.write_text('{"id": "a", "goal": "warm"}\n{"id": "b", "start": {"ripe": true}, "goal": "fed"}\n')
+    code, out, _ = run_cli(capsys, "explain", path, "--problems", problems, "--id", "b", "--json")
+    assert code == 0 and [s["action"] for s in json.loads(out)["plan"]] == ["harvest"]
+    code, _, err = run_cli(capsys, "explain", path, "--problems", problems, "--id", "zz")
+    assert code == 1 and "no problem with id 'zz'" in err and "Traceback" not in err
+    code, _, err = run_cli(capsys, "explain", path)
+    assert code == 1 and "--problem" in err
+
+
+def test_cli_explain_world_agent(capsys):
+    import json
+
+    from tests.conftest import run_cli
+
+    code, out, _ = run_cli(capsys, "explain", "--world", "soldier", "--agents", "40", "--ticks", "5", "--agent", "3",
+                           "--json", "--planner", "reference")
+    e = json.loads(out)
+    assert code == 0 and e["agent"] == 3 and e["tick"] == 5 and len(e["goals"]) > 0
+    assert e["bytes_copied"] > 0
+    code, _, err = run_cli(capsys, "explain", "--world", "soldier", "--agents", "4", "--agent", "9")
+    assert code == 1 and "--agent 9" in err
