@@ -139,6 +139,14 @@ def _explain_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument("--json", action="store_true", help="print the explanation as one JSON object")
 
 
+def _graph_arguments(g: argparse.ArgumentParser) -> None:
+    g.add_argument("domain", help="a .toml or .json domain file")
+    g.add_argument("--out", required=True, type=output_path, metavar="FILE",
+                   help="FILE.dot (Graphviz DOT, always), FILE.svg or FILE.png (needs Graphviz's dot)")
+    g.add_argument("--goal", metavar="G", help="draw only what can reach goal G (its cone)")
+    g.add_argument("--agent-type", metavar="T", help="only the actions agents of type T may use")
+
+
 def _bench_arguments(p: argparse.ArgumentParser) -> None:
     from goap.bench.cli import add_arguments
 
@@ -589,6 +597,42 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_graph(args: argparse.Namespace) -> int:
+    """``goap graph``: goals, actions and the conditions linking them, as DOT (or SVG / PNG through Graphviz)."""
+    from pathlib import Path
+
+    from goap.explain import type_actions
+    from goap.files import write_atomic
+    from goap.graph import RenderUnavailable, domain_graph, render, to_dot
+
+    fmt = Path(args.out).suffix.lower().lstrip(".")
+    if fmt not in ("dot", "gv", "svg", "png"):
+        raise CliError(f"--out {args.out}: the file must end in .dot, .svg or .png")
+    check_output_file(args.out, "--out")
+    domain = load_domain(args.domain)
+    try:
+        actions = type_actions(domain, args.agent_type) if args.agent_type else None
+        graph = domain_graph(domain, goal=args.goal, actions=actions)
+    except (KeyError, ValueError) as e:
+        raise CliError(f"{args.domain}: {str(e).strip(chr(39)).strip(chr(34))}") from None
+    dot = to_dot(graph, domain.name)
+    try:
+        if fmt in ("dot", "gv"):
+            write_atomic(args.out, dot)
+        else:
+            try:
+                data = render(dot, fmt)
+            except RenderUnavailable as e:
+                raise CliError(f"cannot write {args.out}: {e}") from None
+            write_atomic(args.out, data)
+    except OSError as e:
+        raise CliError(f"cannot write {args.out}: {e.strerror or e}") from None
+    n = {k: len(graph.ids(k)) for k in ("goal", "action", "condition")}
+    print(f"{args.out}: {n['goal']} goal(s), {n['action']} action(s), {n['condition']} condition(s), "
+          f"{len(graph.edges)} edges")
+    return 0
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from goap.learn import LearnUnavailable, require_torch
 
@@ -661,6 +705,8 @@ COMMANDS: dict[str, Command] = {
     "run": Command("run a world headless and print a summary of the agents and the tick", _run_arguments, cmd_run),
     "explain": Command("why a problem has the plan it has (or none), or why an agent of a world does what it does",
                        _explain_arguments, cmd_explain),
+    "graph": Command("draw a domain's goals, actions and the conditions linking them (DOT, SVG, PNG)",
+                     _graph_arguments, cmd_graph),
     "bench": Command("compare planners on PDDL tasks, random domains or a world", _bench_arguments, cmd_bench),
     "sweep": Command("a grid of world runs (world x agents x plan budget x seed)", _sweep_arguments, cmd_sweep),
     "view": Command("watch a world's agents live in a window; inspect one", _view_arguments, cmd_view),

@@ -257,6 +257,22 @@ def agent_rules(domain: Domain, rows: Mapping[str, np.ndarray]) -> AgentRules:
     return AgentRules(enabled, np.ones(n_goals, dtype=bool), prio.reshape(-1))
 
 
+def type_actions(domain: Domain, agent_type: str) -> list[str]:
+    """The actions agents of ``agent_type`` may use (``goap graph --agent-type``), read beside `agent_rules`.
+
+    A domain declares types as ``domain.types``: a mapping from a type name to its rules, which name the
+    type's ``actions`` (all actions when it names none). A domain without types has none to choose from.
+    """
+    types = getattr(domain, "types", None) or {}
+    if not types:
+        raise ValueError(f"domain '{domain.name}' declares no agent types")
+    if agent_type not in types:
+        raise ValueError(f"unknown agent type '{agent_type}' (types: {', '.join(map(str, types))})")
+    rules = types[agent_type]
+    allowed = rules.get("actions") if isinstance(rules, Mapping) else getattr(rules, "actions", None)
+    return list(domain.action_names) if not allowed else [a for a in domain.action_names if a in set(allowed)]
+
+
 # --- one agent of a brain --------------------------------------------------------------------------------------
 def agent_rows(brain: Any, i: int) -> tuple[dict[str, np.ndarray], int]:
     """Host copies of agent ``i``'s row of every per-agent array (`goap.state.FIELDS`), and the bytes copied.
@@ -642,5 +658,5 @@ def _num(x: float | None) -> str:
 
 __all__ = [
     "CAUSE_KINDS", "IDLE_REASONS", "AgentRules", "Blocker", "Cause", "Explanation", "GoalScore", "PlanStep",
-    "Unreachable", "agent_rows", "agent_rules", "explain_agent", "explain_problem", "explain_rows",
+    "Unreachable", "agent_rows", "agent_rules", "explain_agent", "explain_problem", "explain_rows", "type_actions",
 ]
