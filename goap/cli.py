@@ -100,7 +100,8 @@ def _run_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--device", default=None, help="Warp device for the planner (cpu, cuda:0)")
     r.add_argument("--planner", default="warp", choices=sorted(PLANNERS))
     r.add_argument("--plan-budget", type=positive_int, default=None,
-                   help="most agents planned per tick (default: a tenth of the agents, at least 256)")
+                   help="most agents planned per tick (default: the world's replan_rate of the agents, a tenth "
+                        "unless it says, at least 256)")
     r.add_argument("--warmup", type=non_negative_int, default=30, help="ticks left out of the timing summary")
     r.add_argument("--plan-cache", type=non_negative_int, default=0, metavar="K",
                    help="a plan cache of K entries across ticks (0: none); hit rates in the summary")
@@ -134,7 +135,7 @@ def _explain_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument("--agent", type=non_negative_int, default=0, metavar="I", help="the agent to explain")
     e.add_argument("--planner", default="warp", choices=sorted(PLANNERS))
     e.add_argument("--plan-budget", type=positive_int, default=None,
-                   help="most agents planned per tick (default: as goap run, a tenth of the agents, at least 256)")
+                   help="most agents planned per tick (default: as goap run, the world's replan_rate of the agents)")
     e.add_argument("--device", default=None, help="Warp device for the planner (cpu, cuda:0)")
     e.add_argument("--json", action="store_true", help="print the explanation as one JSON object")
 
@@ -408,10 +409,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from goap.registry import load_world
     from goap.run_report import IdleStats, run_metrics
     from goap.runtime import CAUSES, Brain
+    from goap.world import default_plan_budget
 
     world = load_world(args.world)
     _check_run_outputs(args, world.domain)
-    budget = args.plan_budget or max(256, args.agents // 10)
+    budget = args.plan_budget or default_plan_budget(world, args.agents)
     scorer = _utility_selector(args, world.domain) if args.selector == "utility" else None
     brain = Brain(
         world.domain, args.agents, world=world, planner=args.planner, device=args.device,
@@ -557,11 +559,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
             raise CliError("explain --world runs a world: give no domain file or problem with it")
         from goap.registry import load_world
         from goap.runtime import Brain
+        from goap.world import default_plan_budget
 
         world = load_world(args.world)
         if args.agent >= args.agents:
             raise CliError(f"--agent {args.agent} is not one of the {args.agents} agents (0..{args.agents - 1})")
-        budget = args.plan_budget or max(256, args.agents // 10)
+        budget = args.plan_budget or default_plan_budget(world, args.agents)
         brain = Brain(world.domain, args.agents, world=world, planner=args.planner, device=args.device,
                       plan_budget=budget, seed=args.seed)
         for _ in range(args.ticks):

@@ -331,10 +331,13 @@ def explain_agent(brain: Any, i: int, queue: bool = True) -> Explanation:
 
 
 def world_failure_name(world: Any, code: int) -> str | None:
-    """The name of a world's failure reason code (``world.FAIL_REASONS``, see `goap.world`), None for 0."""
+    """The name of a world's failure reason code (``world.FAIL_REASONS``, else `goap.world.FAIL_REASONS`), None
+    for 0."""
     if code <= 0:
         return None
-    names = tuple(getattr(world, "FAIL_REASONS", ()) or ())
+    from goap.world import FAIL_REASONS
+
+    names = tuple(getattr(world, "FAIL_REASONS", None) or FAIL_REASONS)
     return names[code] if code < len(names) else f"reason {code}"
 
 

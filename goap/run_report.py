@@ -11,7 +11,8 @@ Keys (``goap run --json``):
 * ``action_counts``: per action name, in domain order, the times it was completed; sums to
   ``counters.actions_done``.
 * ``score``: the world's own measures (``world.score()``).
-* ``idle_ticks_by_reason``, ``idle_ticks_by_goal``, ``failed_searches_by_goal``: from `IdleStats` (reasons in
+* ``idle_ticks_by_reason``, ``idle_ticks_by_goal``, ``failed_searches_by_goal``, ``failed_actions_by_reason``
+  (the world's ``fail_reason``, `goap.world.FAIL_REASONS`): from `IdleStats` (idle reasons in
   `goap.explain.IDLE_REASONS`); ``idle_agents`` {reason: [agent, ...]} with ``--list-idle K``.
 """
 
@@ -90,6 +91,11 @@ class IdleStats:
         self._idle = wp.zeros((len(IDLE_REASONS), G + 1), dtype=wp.int64, device=brain.device)
         self._failed = wp.zeros((max(1, G), self._n_status), dtype=wp.int64, device=brain.device)
         self._alive = wp.zeros(1, dtype=wp.int64, device=brain.device)
+        from goap.world import FAIL_REASONS
+
+        self.fail_reasons = tuple(getattr(brain.world, "FAIL_REASONS", None) or FAIL_REASONS)
+        self._failed_actions = wp.zeros((max(1, len(brain.domain.actions)), len(self.fail_reasons)), dtype=wp.int64,
+                                        device=brain.device)
         self.ticks = 0
 
     def update(self) -> None:
@@ -100,6 +106,7 @@ class IdleStats:
         if b.n_agents:
             b.launcher.launch(count_idle, b.n_agents, [
                 b.agents, b.clock, int(b.cooldown_ticks), self.reasons, self._idle, self._failed, self._alive,
+                self._failed_actions,
             ], record=False)
         self.ticks += 1
 
@@ -124,7 +131,18 @@ class IdleStats:
             "failed_searches_by_goal": fails,
             "ticks_counted": self.ticks,
             "alive_agent_ticks": int(self._alive.numpy()[0]),
+            "failed_actions_by_reason": self._failed_actions_report(),
         }
+
+    def _failed_actions_report(self) -> dict[str, dict[str, int]]:
+        """{action: {world reason ("none" when the world gave none): times it FAILED}}, non-zero entries."""
+        counts = self._failed_actions.numpy()
+        out = {}
+        for a, action in enumerate(self.brain.domain.actions):
+            row = {self.fail_reasons[r]: int(counts[a, r]) for r in range(counts.shape[1]) if counts[a, r]}
+            if row:
+                out[action.name] = row
+        return out
 
     def idle_agents(self, k: int) -> dict[str, list[int]]:
         """Up to ``k`` agents per reason that were idle in the last counted tick, lowest index first."""
@@ -150,4 +168,10 @@ def format_idle(report: dict[str, Any]) -> list[str]:
             f"{g} ({', '.join(f'{s} {n}' for s, n in row.items())})" for g, row in fails.items()))
     else:
         out.append("failed searches by goal: none")
+    actions = report.get("failed_actions_by_reason") or {}
+    if actions:
+        top = sorted(actions.items(), key=lambda kv: -sum(kv[1].values()))[:6]
+        out.append("failed actions by reason: " + "  ".join(
+            f"{a} ({', '.join(f'{r} {n}' for r, n in sorted(row.items(), key=lambda kv: -kv[1]))})"
+            for a, row in top))
     return out

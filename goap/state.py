@@ -77,6 +77,7 @@ FIELDS: tuple[Field, ...] = (
     Field("replan_cause", (), "int8", 0, "why it asked"),
     Field("last_failure", (), "int8", -1, "status of the last failed search"),
     Field("event_bits", (), "uint32", 0, "last tick's events, a bit each"),
+    Field("fail_reason", (), "int32", 0, "the world's reason for its last FAILED action (goap.world.FAIL_REASONS)"),
 )
 
 FIELD_NAMES = tuple(f.name for f in FIELDS)

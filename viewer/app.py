@@ -85,7 +85,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="Warp device for the planner (cpu, cuda:0); default: Warp's")
     parser.add_argument("--planner", default="warp", help="a registered planner (default warp)")
     parser.add_argument("--plan-budget", type=positive_int, default=None,
-                        help="most agents planned per tick (default max(256, agents/10))")
+                        help="most agents planned per tick (default: as goap run, the world's replan_rate of "
+                             "the agents, at least 256)")
     parser.add_argument("--headless", action="store_true",
                         help="no window (SDL dummy driver): render --frames frames, one tick each, and report timing")
     parser.add_argument("--frames", type=positive_int, default=None,
@@ -121,7 +122,9 @@ def run(args: argparse.Namespace) -> int:
     if args.select is not None and not 0 <= args.select < args.agents:
         print(f"goap view: error: --select {args.select} is not an agent (0..{args.agents - 1})", file=sys.stderr)
         return 2
-    budget = args.plan_budget or max(256, args.agents // 10)
+    from goap.world import default_plan_budget
+
+    budget = args.plan_budget or default_plan_budget(world, args.agents)
     brain = Brain(world.domain, args.agents, world=world, planner=args.planner, device=args.device,
                   plan_budget=budget, seed=args.seed)
     frames = args.frames if args.frames is not None else (60 if args.headless else None)

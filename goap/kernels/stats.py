@@ -38,12 +38,14 @@ def count_idle(
     idle_counts: wp.array2d(dtype=wp.int64),
     failed_counts: wp.array2d(dtype=wp.int64),
     alive_ticks: wp.array(dtype=wp.int64),
+    failed_actions: wp.array2d(dtype=wp.int64),
 ):
     """After a tick (``tick[0]`` already advanced): each agent's idle reason in ``reasons`` (-1: acted or dead),
     ``idle_counts[reason, goal + 1]`` += 1 for the idle ones (column 0: no goal), and
     ``failed_counts[goal, status]`` += 1 for the searches that failed this tick (the goal: the one whose
-    cooldown started this tick); ``alive_ticks[0]`` += 1 per alive agent. Launched as one launch: the atomics of
-    one CPU thread never race."""
+    cooldown started this tick); ``alive_ticks[0]`` += 1 per alive agent; ``failed_actions[action, reason]`` += 1
+    for each action that FAILED this tick (the world's ``fail_reason``; codes past the table count as 0). Launched
+    as one launch: the atomics of one CPU thread never race."""
     i = wp.tid()
     reasons[i] = wp.int8(-1)
     if not agents.alive[i]:
@@ -58,6 +60,13 @@ def count_idle(
         for g in range(n_goals):
             if agents.cooldown_until[i, g] == started and st >= 0 and st < failed_counts.shape[1]:
                 wp.atomic_add(failed_counts, g, st, wp.int64(1))
+    if (bits & EV_ACTION_FAILED) != wp.uint32(0):
+        st = agents.step[i]
+        if st >= 0 and st < agents.plan_length[i]:
+            why = agents.fail_reason[i]
+            if why < 0 or why >= failed_actions.shape[1]:
+                why = 0
+            wp.atomic_add(failed_actions, agents.plan[i, st], why, wp.int64(1))
     if agents.action[i] >= 0 or (bits & (EV_ACTION_FINISHED | EV_ACTION_FAILED)) != wp.uint32(0):
         return
     g = agents.goal[i]
