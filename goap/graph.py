@@ -164,27 +164,46 @@ def render(dot: str, fmt: str) -> bytes:
                             "graphviz, or graphviz.org/download); write --out FILE.dot to get the DOT text without it")
 
 
-def layered(graph: Graph) -> dict[str, tuple[int, int]]:
-    """Columns for drawing without Graphviz: each node's column is its longest distance back from a goal along
-    the edges (goals in column 0, their conditions in 1, the actions achieving those in 2, ...), and its row
-    within the column. Bounded: each node's column is raised at most once per node of the graph."""
-    succ: dict[str, list[str]] = {n.id: [] for n in graph.nodes}
+def action_graph(graph: Graph) -> Graph:
+    """``graph`` without its condition nodes: an edge from action a to action or goal b wherever a can make true a
+    condition b needs (the compact view the viewer draws; the conditions are in the DOT and the why panel)."""
+    into: dict[str, list[str]] = {}
     for s, t in graph.edges:
-        succ[s].append(t)
-    depth = {n.id: 0 for n in graph.nodes}
-    for _ in range(len(graph.nodes)):
-        changed = False
-        for s, targets in succ.items():
-            for t in targets:
-                if depth[t] + 1 > depth[s] and depth[t] + 1 < len(graph.nodes):
+        into.setdefault(s, []).append(t)
+    keep = [n for n in graph.nodes if n.kind != "condition"]
+    edges = []
+    for n in keep:
+        for c in into.get(n.id, []):
+            if c.startswith("cond:"):
+                edges += [(n.id, t) for t in into.get(c, [])]
+    return Graph(keep, list(dict.fromkeys(edges)), set(graph.highlight))
+
+
+def layered(graph: Graph) -> dict[str, tuple[int, int]]:
+    """Columns for drawing without Graphviz: each node's column is its distance back from the nearest goal along
+    the edges (goals in column 0, their conditions in 1, the actions achieving those in 2, ...; a breadth-first
+    walk, so cycles between actions and conditions cost nothing), and its row within the column. Nodes from
+    which no goal is reached go in the column after the last."""
+    preds: dict[str, list[str]] = {n.id: [] for n in graph.nodes}
+    for s, t in graph.edges:
+        preds[t].append(s)
+    depth: dict[str, int] = {}
+    frontier = [n.id for n in graph.nodes if n.kind == "goal"]
+    for n in frontier:
+        depth[n] = 0
+    while frontier:
+        nxt = []
+        for t in frontier:
+            for s in preds[t]:
+                if s not in depth:
                     depth[s] = depth[t] + 1
-                    changed = True
-        if not changed:
-            break
+                    nxt.append(s)
+        frontier = nxt
+    last = max(depth.values(), default=-1) + 1
     rows: dict[int, int] = {}
     out = {}
     for n in graph.nodes:
-        col = depth[n.id]
+        col = depth.get(n.id, last)
         out[n.id] = (col, rows.get(col, 0))
         rows[col] = rows.get(col, 0) + 1
     return out
