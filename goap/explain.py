@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from goap.analysis import Relaxed, condition_text, relax
-from goap.codes import Status, event_bit
+from goap.codes import CAUSES, Status, event_bit
 from goap.domain import Condition, Domain, Goal, State
 
 #: Why an agent executes no action this tick, as `goap.kernels.stats` counts it (index = code):
@@ -144,6 +144,9 @@ class Explanation:
     queue_position: int | None = None
     plan_budget: int | None = None
     world_failure: str | None = None
+    replan_cause: str | None = None  #: why it last asked for a plan (`goap.codes.CAUSES`)
+    plan_is_old: bool = False  #: the plan shown is the one being replaced (the agent waits for a new one)
+    remaining_cost: float | None = None  #: the cost of the plan's steps still to go
     bytes_copied: int = 0
 
     def has(self, kind: str, subject: str | None = None) -> bool:
@@ -160,8 +163,8 @@ class Explanation:
 
     def text(self) -> str:
         """A few lines a designer reads: the headline, the goals, the plan, then what blocks it."""
-        who = f"agent {self.agent}" if self.agent is not None else "problem"
-        out = [f"{who} at tick {self.tick}: " + self.headline()]
+        who = f"agent {self.agent} at tick {self.tick}" if self.agent is not None else "problem"
+        out = [f"{who}: " + self.headline()]
         if self.goals:
             out.append("goals (best first):")
             order = sorted(self.goals, key=lambda g: (g.status != "chosen", -g.score))
@@ -171,9 +174,12 @@ class Explanation:
                                                                                           g.status.replace("_", " "))
                 out.append(f"  {g.goal:<20s} priority {g.priority:<8g} score {g.score:<8g}{extra}  {why}")
         if self.plan:
-            head = f"plan ({self.plan_status}, cost {_num(self.plan_cost)}"
+            head = "old plan, being replaced (" if self.plan_is_old else "plan ("
+            head += f"{self.plan_status}, cost {_num(self.plan_cost)}"
+            if self.remaining_cost is not None and self.remaining_cost != self.plan_cost:
+                head += f", {_num(self.remaining_cost)} to go"
             if self.predicted_cost is not None:
-                head += f", heuristic predicted {_num(self.predicted_cost)}"
+                head += f", heuristic {_num(self.predicted_cost)} from here"
             out.append(head + f", {self.expanded} nodes expanded, pool level {self.pool_level}):")
             for k, s in enumerate(self.plan):
                 mark = "done" if s.done else ("now " if not s.done and (k == 0 or self.plan[k - 1].done) else "    ")
@@ -231,6 +237,12 @@ class Explanation:
         if self.plan_status:
             return f"{self.plan_status} for goal {self.goal}"
         return "nothing to explain"
+
+
+#: Why an agent asked for a plan, in words (`goap.codes.CAUSES`).
+_CAUSE_WORDS = {"new_goal": "a new goal", "goal_changed": "a better goal", "plan_finished": "its plan ran out",
+                "action_failed": "its action failed", "invalid": "its next action no longer applied",
+                "commanded": "the game asked"}
 
 
 # --- the type rules: one place ---------------------------------------------------------------------------------
@@ -401,9 +413,13 @@ def explain_rows(
         failed_goal=failed_goal, waiting_ticks=int(rows.get("waiting", 0)), queue_position=queue_position,
         plan_budget=plan_budget, world_failure=world_failure,
     )
+    cause = int(rows.get("replan_cause", 0))
+    e.replan_cause = CAUSES[cause] if 0 < cause < len(CAUSES) else None
     if goal >= 0 and length > 0:
         e.plan = plan_steps(domain, state, plan_row[:length], costs, step)
         e.plan_cost = float(rows.get("plan_cost", math.nan))
+        e.remaining_cost = float(sum(s.cost for s in e.plan if not s.done))
+        e.plan_is_old = bool(rows.get("needs_plan", False))
         if heuristic is not None:
             # The state the plan started from is not kept: the estimate is made from the state the agent is in
             # now for the rest of the plan, so it is compared with the cost of the steps still to go.
@@ -434,6 +450,8 @@ def explain_rows(
     if goal >= 0 and bool(rows.get("needs_plan", False)):
         e.idle = e.idle or "waiting"
         detail = f"waiting {e.waiting_ticks} ticks"
+        if e.replan_cause:
+            detail += f" since it asked for a plan ({_CAUSE_WORDS.get(e.replan_cause, e.replan_cause)})"
         if queue_position is not None:
             detail += f", {queue_position} agents ahead in the queue"
         if plan_budget:

@@ -154,14 +154,18 @@ def why_lines(brain: Any, i: int) -> list[tuple[str, str]]:
         style = "goal_current" if g.status == "chosen" else ("goal" if g.status in ("lower_score",) else "dim")
         out.append((f"{'>' if g.status == 'chosen' else ' '} {g.goal:<15}{g.score:6.2f}{bonus} {word}", style))
     if e.plan:
-        pred = f", h {e.predicted_cost:g}" if e.predicted_cost is not None else ""
+        pred = f", h {e.predicted_cost:g} from here" if e.predicted_cost is not None else ""
         cost = f"{e.plan_cost:g}" if e.plan_cost is not None and e.plan_cost == e.plan_cost else "-"
-        out.append((f"Plan: {e.plan_status}, cost {cost}{pred}, {e.expanded} expanded, pool {e.pool_level}",
+        togo = f" ({e.remaining_cost:g} to go)" if e.remaining_cost is not None and e.remaining_cost != e.plan_cost \
+            else ""
+        head = "Old plan (replacing)" if e.plan_is_old else "Plan"
+        out.append((f"{head}: {e.plan_status}, cost {cost}{togo}{pred}, {e.expanded} expanded, pool {e.pool_level}",
                     "header"))
         current = next((k for k, s in enumerate(e.plan) if not s.done), len(e.plan))
         for k, s in enumerate(e.plan):
             changes = " ".join(f"{f}={v}" for f, v in s.reaches.items())
             style = "step_done" if s.done else ("step_current" if k == current else "step_todo")
+            style = "dim" if e.plan_is_old else style
             out.append((f"{'>' if k == current else ' '} {k + 1:2d}. {s.action} ({s.cost:g})"
                         + (f" -> {changes}" if changes else ""), style))
     for u in e.unreachable:
