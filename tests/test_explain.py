@@ -129,6 +129,16 @@ def test_too_long_plan_names_the_plan_buffer():
     assert [s.action for s in e.plan] == ["chop", "light"]
 
 
+def test_budget_names_the_search_settings():
+    d = camp()
+    br = brain(d, max_nodes=2, planner_options={"node_ceiling": 2})  # one pool of two states: warm needs four
+    br.priorities.numpy()[0, d.goal_index("fed")] = 0.0
+    br.tick()
+    e = explain_agent(br, 0)
+    assert e.failure == "budget" and e.failed_goal == "warm" and e.has("budget", "warm")
+    assert any("max_nodes" in f for f in e.fixes)
+
+
 def test_plan_steps_costs_and_states_reached():
     d = camp()
     br = brain(d)

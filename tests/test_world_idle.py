@@ -35,17 +35,31 @@ def test_default_plan_budget_follows_the_worlds_replan_rate():
 
 
 def failures_with_reasons(brain: Brain, ticks: int) -> list[tuple[int, int]]:
-    """(agent, fail_reason) of every action that FAILED over ``ticks`` ticks; checks explain's account of each."""
+    """(agent, fail_reason) of every action that FAILED over ``ticks`` ticks; checks explain's account of each and
+    that `IdleStats` counts them all, by action and reason."""
     seen = []
     bit = np.uint32(event_bit("action_failed"))
+    stats = IdleStats(brain)
+    failed_before = brain.counters["actions_failed"]
     for _ in range(ticks):
         brain.tick()
+        stats.update()
         failed = np.flatnonzero(brain.event_bits.numpy() & bit)
         reasons = brain.fail_reason.numpy()
         for i in failed[:5]:
             e = explain_agent(brain, int(i), queue=False)
             assert e.has("action_failed") and e.world_failure == FAIL_REASONS[reasons[i]], (i, e.causes)
         seen += [(int(i), int(reasons[i])) for i in failed]
+    by_reason = stats.report()["failed_actions_by_reason"]
+    assert sum(sum(row.values()) for row in by_reason.values()) == brain.counters["actions_failed"] - failed_before
+    counted: dict[str, int] = {}
+    for row in by_reason.values():
+        for reason, n in row.items():
+            counted[reason] = counted.get(reason, 0) + n
+    expected: dict[str, int] = {}
+    for _, r in seen:
+        expected[FAIL_REASONS[r]] = expected.get(FAIL_REASONS[r], 0) + 1
+    assert counted == expected
     return seen
 
 
