@@ -225,10 +225,12 @@ class Explanation:
             pos = f", position {self.queue_position} in the queue" if self.queue_position is not None else ""
             budget = f", plan budget {self.plan_budget}/tick" if self.plan_budget else ""
             return f"idle: waiting {self.waiting_ticks} ticks for a plan for goal {self.goal}{pos}{budget}"
+        nxt = next((g.goal for g in self.goals if g.status == "chosen"), None)
+        then = f"; next tick it takes {nxt}" if nxt and nxt != self.goal else ""
         if self.idle == "failed":
             if self.world_failure or self.has("action_failed"):
                 return f"idle: its action failed ({self.world_failure or 'no reason given by the world'})"
-            return f"idle: the search for goal {self.failed_goal} failed ({self.failure})"
+            return f"idle: the search for goal {self.failed_goal} failed ({self.failure}){then}"
         if self.idle == "satisfied":
             return f"idle: goal {self.goal} already holds; it picks the next goal next tick"
         if self.idle == "no_goal":
