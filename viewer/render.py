@@ -222,6 +222,9 @@ class Renderer:
         self.inspector_hidden = (0, 0)  # (rows, facts) the last frame's inspector could not show below its end
         self.inspector_drawn: list[str] = []  # the lines and facts the last frame's inspector drew, in order
         self.inspector_scroll = 0  # the scroll the last frame used (clamped)
+        self._graph_surf: pygame.Surface | None = None  # the goal graph overlay, drawn once per graph
+        self._graph_of: Any = None
+        self._graph_key: tuple | None = None
 
     # --- geometry ---------------------------------------------------------------------------------------------
     def resize(self, size: tuple[int, int]) -> None:
@@ -853,48 +856,55 @@ class Renderer:
                         (x, y))
 
     def _draw_graph(self, screen: pygame.Surface, snap: Snapshot) -> None:
-        """The selected agent's goal graph over the map: the goal on the right, then its conditions, the actions
-        achieving them, their preconditions, ... (`goap.graph.layered`); the plan's actions lit."""
+        """The selected agent's goal graph over the map: the goal on the right, the actions that achieve its
+        conditions left of it, their preconditions' achievers further left (`goap.graph.layered`); the plan's
+        actions lit. Drawn once per graph and map size, then blitted."""
         m = self.layout.map
-        overlay = pygame.Surface(m.size, pygame.SRCALPHA)
-        overlay.fill((10, 12, 16, 215))
-        screen.blit(overlay, m.topleft)
+        graph = snap.graph[0] if snap.graph is not None else None
+        key = (m.size, snap.selected >= 0)
+        if self._graph_surf is None or self._graph_of is not graph or self._graph_key != key:
+            self._graph_surf = self._render_graph(m.size, snap)
+            self._graph_of, self._graph_key = graph, key
+        screen.blit(self._graph_surf, m.topleft)
+
+    def _render_graph(self, size: tuple[int, int], snap: Snapshot) -> pygame.Surface:
+        w, h = size
+        surf = pygame.Surface(size, pygame.SRCALPHA)
+        surf.fill((10, 12, 16, 215))
         if snap.graph is None:
             msg = "No goal: no graph (G hides it)" if snap.selected >= 0 else "Select an agent to see its goal graph"
-            screen.blit(self.text(msg, (255, 225, 90)), (m.x + 16, m.y + 16))
-            return
+            surf.blit(self.text(msg, (255, 225, 90)), (16, 16))
+            return surf
         graph, cells = snap.graph
         font = self.font_tight
         n_cols = max(c for c, _ in cells.values()) + 1
         per_col: dict[int, int] = {}
         for c, _ in cells.values():
             per_col[c] = per_col.get(c, 0) + 1
-        col_w = max(1, (m.width - 24) // max(1, n_cols))
-        top = m.y + 34
+        col_w = max(1, (w - 24) // max(1, n_cols))
+        top = 34
         centres: dict[str, tuple[int, int]] = {}
         for node in graph.nodes:
             c, r = cells[node.id]
-            dy = max(10, (m.bottom - top - 10) // max(1, per_col[c]))
-            centres[node.id] = (m.right - 12 - col_w // 2 - c * col_w, top + r * dy + dy // 2)
-        screen.set_clip(m)
-        for s, t in graph.edges:
-            lit = s in graph.highlight and (t in graph.highlight or t.startswith("goal:"))
-            pygame.draw.line(screen, (255, 160, 60) if lit else (80, 86, 100), centres[s], centres[t], 2 if lit else 1)
+            dy = max(10, (h - top - 10) // max(1, per_col[c]))
+            centres[node.id] = (w - 12 - col_w // 2 - c * col_w, top + r * dy + dy // 2)
+        for a, b in graph.edges:
+            lit = a in graph.highlight and (b in graph.highlight or b.startswith("goal:"))
+            pygame.draw.line(surf, (255, 160, 60) if lit else (80, 86, 100), centres[a], centres[b], 2 if lit else 1)
         colours = {"goal": (255, 225, 90), "action": (140, 200, 255), "condition": (190, 196, 205)}
         for node in graph.nodes:
             label = self._fit(node.label.split("\n")[0], font, col_w - 10)
             t = self.text(label, colours[node.kind], font)
-            cx, cy = centres[node.id]
             box = pygame.Rect(0, 0, t.get_width() + 8, t.get_height() + 4)
-            box.center = (cx, cy)
-            pygame.draw.rect(screen, (30, 33, 40), box, border_radius=3)
+            box.center = centres[node.id]
+            pygame.draw.rect(surf, (30, 33, 40), box, border_radius=3)
             lit = node.id in graph.highlight
-            pygame.draw.rect(screen, (255, 160, 60) if lit else (70, 74, 86), box, 2 if lit else 1, border_radius=3)
-            screen.blit(t, (box.x + 4, box.y + 2))
-        screen.set_clip(None)
+            pygame.draw.rect(surf, (255, 160, 60) if lit else (70, 74, 86), box, 2 if lit else 1, border_radius=3)
+            surf.blit(t, (box.x + 4, box.y + 2))
         goal = next((n.label.split("\n")[0] for n in graph.nodes if n.kind == "goal"), "?")
         head = f"Goal graph: {goal} ({len(graph.ids('action'))} actions; plan lit)   G: hide"
-        screen.blit(self.text(head, (255, 255, 255), self.bold), (m.x + 12, m.y + 8))
+        surf.blit(self.text(head, (255, 255, 255), self.bold), (12, 8))
+        return surf
 
     def _draw_help(self, screen: pygame.Surface) -> None:
         m = self.layout.map
