@@ -489,7 +489,7 @@ def _print_run(r: dict[str, Any]) -> None:
     if "idle_ticks_by_reason" in r:
         from goap.run_report import format_idle
 
-        for line in format_idle(r):
+        for line in format_idle(r, r.get("plan_budget")):
             print("  " + line)
     done, failed = c.get("actions_done", 0), c.get("actions_failed", 0)
     asked, bad = c.get("plans_requested", 0), c.get("plans_failed", 0)

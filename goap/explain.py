@@ -60,6 +60,7 @@ CAUSE_KINDS: dict[str, str] = {
     "plan_done": "action: the plan's last action finished this tick; the next tick checks the goal, picks the next",
     "action_failed": "action: the world reported it FAILED (detail: the world's reason, when it gives one)",
     "no_goals": "domain: no goal at all is eligible for this agent",
+    "dead": "agent: its row is not alive; every stage skips it",
 }
 
 
@@ -219,6 +220,8 @@ class Explanation:
             return f"{self.plan_status}: no plan for goal {self.goal}"
         if self.action is not None:
             return f"doing {self.action} ({self.action_ticks} ticks) for goal {self.goal}"
+        if self.has("dead"):
+            return "not alive: every stage skips it until it is spawned (or the world brings it back)"
         if self.has("plan_done"):
             return f"finished its plan for goal {self.goal}; the next tick checks the goal and picks the next one"
         if self.idle == "waiting":
@@ -434,7 +437,7 @@ def explain_rows(
 
     # --- acting, or why idle --------------------------------------------------------------------------------
     if not bool(rows.get("alive", True)):
-        e.plan_status = "dead"
+        causes.append(Cause("dead", str(agent), "the row is not alive (despawned, or dead in the world)"))
         return e
     if action >= 0:
         causes.append(Cause("running", domain.actions[action].name, f"for {e.action_ticks} ticks"))
@@ -648,6 +651,8 @@ def _tables(domain: Domain, encode: Any) -> Any:
     key = id(domain)
     t = _TABLES.get(key)
     if t is None or t.domain is not domain:
+        if len(_TABLES) >= 16:  # a tool explaining many domains keeps a few, not all
+            _TABLES.clear()
         t = _TABLES[key] = encode(domain)
     return t
 
@@ -658,6 +663,9 @@ def _heuristic_for(brain: Any) -> Any:
     entry = _HEURISTICS.get(key)
     if entry is None or entry[0] is not brain.tables:
         from goap.planners.reference import ReferencePlanner
+
+        if len(_HEURISTICS) >= 16:
+            _HEURISTICS.clear()
 
         planner = ReferencePlanner(brain.tables, max_plan_length=int(brain.planner.max_plan_length))
         entry = _HEURISTICS[key] = (brain.tables, planner.heuristic_function)

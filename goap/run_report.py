@@ -150,8 +150,9 @@ class IdleStats:
         return {r: [int(i) for i in np.flatnonzero(codes == n)[:k]] for n, r in enumerate(IDLE_REASONS)}
 
 
-def format_idle(report: dict[str, Any]) -> list[str]:
-    """The idle and failure breakdown as a few lines of the ``goap run`` summary."""
+def format_idle(report: dict[str, Any], plan_budget: int | None = None) -> list[str]:
+    """The idle and failure breakdown as a few lines of the ``goap run`` summary; when more than 2% of the
+    agent-ticks waited for a plan, a line says the plan budget is the limit."""
     by_reason = report["idle_ticks_by_reason"]
     alive_ticks = report.get("alive_agent_ticks")
     total = sum(by_reason.values())
@@ -168,6 +169,10 @@ def format_idle(report: dict[str, Any]) -> list[str]:
             f"{g} ({', '.join(f'{s} {n}' for s, n in row.items())})" for g, row in fails.items()))
     else:
         out.append("failed searches by goal: none")
+    waiting = by_reason.get("waiting", 0)
+    if plan_budget and alive_ticks and waiting > 0.02 * alive_ticks:
+        out.append(f"  {waiting / alive_ticks:.1%} of agent-ticks waited for a plan: the plan budget ({plan_budget} a "
+                   "tick) is below what the agents ask for; try a larger --plan-budget (or a world replan_rate)")
     actions = report.get("failed_actions_by_reason") or {}
     if actions:
         top = sorted(actions.items(), key=lambda kv: -sum(kv[1].values()))[:6]

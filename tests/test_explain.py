@@ -279,3 +279,11 @@ def test_cli_explain_world_agent(capsys):
     assert e["bytes_copied"] > 0
     code, _, err = run_cli(capsys, "explain", "--world", "soldier", "--agents", "4", "--agent", "9")
     assert code == 1 and "--agent 9" in err
+
+
+def test_dead_agent_is_named():
+    br = brain(camp(), 2)
+    br.tick()
+    br.despawn([1])
+    e = explain_agent(br, 1)
+    assert e.has("dead") and e.idle is None and "not alive" in e.text()
