@@ -504,7 +504,8 @@ def _print_run(r: dict[str, Any]) -> None:
             print("  " + line)
     print("replans: " + "  ".join(f"{k} {v}" for k, v in r["replans"].items()))
     for reason, agents in (r.get("idle_agents") or {}).items():
-        print(f"idle agents ({reason}, last tick): " + (" ".join(map(str, agents)) or "-"))
+        what = "agents whose action failed" if reason == "action_failed" else f"idle agents ({reason})"
+        print(f"{what}, last tick: " + (" ".join(map(str, agents)) or "-"))
     print("score: " + "  ".join(f"{k} {_num(v)}" for k, v in r["score"].items()))
     print(f"state hash {r['state_hash']}")
 

@@ -35,6 +35,10 @@ from goap.domain import Condition, Domain, Goal, State
 #: when it was planned, so it picks the next goal on the next tick.
 IDLE_REASONS: tuple[str, ...] = ("no_goal", "waiting", "failed", "satisfied")
 
+#: Above this many actions the heuristic's estimate is left out: it runs in Python, and the viewer explains the
+#: selected agent every tick (a grounded PDDL task can have tens of thousands of actions).
+MAX_ESTIMATED_ACTIONS = 2000
+
 #: The kinds of `Cause`, what each names (``subject``) and when it is given.
 CAUSE_KINDS: dict[str, str] = {
     "chosen": "goal: the goal the selection picks now",
@@ -425,7 +429,7 @@ def explain_rows(
         e.plan_cost = float(rows.get("plan_cost", math.nan))
         e.remaining_cost = float(sum(s.cost for s in e.plan if not s.done))
         e.plan_is_old = bool(rows.get("needs_plan", False))
-        if heuristic is not None:
+        if heuristic is not None and len(domain.actions) <= MAX_ESTIMATED_ACTIONS:
             # The state the plan started from is not kept: the estimate is made from the state the agent is in
             # now for the rest of the plan, so it is compared with the cost of the steps still to go.
             h = heuristic(domain.goals[goal], costs.tolist(), rules.allowed_actions.tolist())

@@ -145,9 +145,15 @@ class IdleStats:
         return out
 
     def idle_agents(self, k: int) -> dict[str, list[int]]:
-        """Up to ``k`` agents per reason that were idle in the last counted tick, lowest index first."""
+        """Up to ``k`` agents per reason that were idle in the last counted tick, lowest index first, and under
+        ``action_failed`` up to ``k`` whose action FAILED in it (one read of the reasons and the event bits)."""
+        from goap.codes import event_bit
+
         codes = self.reasons.numpy()[: self.brain.n_agents]
-        return {r: [int(i) for i in np.flatnonzero(codes == n)[:k]] for n, r in enumerate(IDLE_REASONS)}
+        out = {r: [int(i) for i in np.flatnonzero(codes == n)[:k]] for n, r in enumerate(IDLE_REASONS)}
+        bits = self.brain.event_bits.numpy()[: self.brain.n_agents]
+        out["action_failed"] = [int(i) for i in np.flatnonzero(bits & np.uint32(event_bit("action_failed")))[:k]]
+        return out
 
 
 def format_idle(report: dict[str, Any], plan_budget: int | None = None) -> list[str]:

@@ -37,9 +37,13 @@ def test_idle_counts_agree_with_the_brains_idle_counter_and_explain():
     assert r["idle_ticks_by_reason"]["waiting"] > 0  # 30 agents, 4 plans a tick
     assert r["idle_ticks_by_goal"]["failed"].get("fed", 0) > 0
     listed = stats.idle_agents(3)
+    assert set(listed) == {*IDLE_REASONS, "action_failed"}
     for reason, agents in listed.items():
         assert len(agents) <= 3
-        assert all(IDLE_REASONS[stats.reasons.numpy()[i]] == reason for i in agents)
+        if reason != "action_failed":
+            assert all(IDLE_REASONS[stats.reasons.numpy()[i]] == reason for i in agents)
+    for i in listed["action_failed"]:
+        assert explain_agent(brain, i, queue=False).has("action_failed")
 
 
 def test_goap_run_prints_and_writes_the_breakdown(tmp_path, capsys):
@@ -55,7 +59,8 @@ def test_goap_run_prints_and_writes_the_breakdown(tmp_path, capsys):
     assert abs(idle / r["alive_agent_ticks"] - r["idle_fraction"]) < 0.02  # the same agents, the same ticks
     for reason, goals in r["idle_ticks_by_goal"].items():
         assert sum(goals.values()) == r["idle_ticks_by_reason"][reason]
-    assert set(r["idle_agents"]) == set(IDLE_REASONS) and all(len(v) <= 4 for v in r["idle_agents"].values())
-    assert "idle agent-ticks" in text and "failed searches by goal" in text and "idle agents (waiting" in text
+    assert set(r["idle_agents"]) == {*IDLE_REASONS, "action_failed"}
+    assert all(len(v) <= 4 for v in r["idle_agents"].values())
+    assert "idle agent-ticks" in text and "failed searches by goal" in text and "idle agents (waiting), last tick:" in text
     waited = r["idle_ticks_by_reason"]["waiting"] / r["alive_agent_ticks"]
     assert ("the plan budget (8 a tick) is below" in text) == (waited > 0.02)
