@@ -78,3 +78,18 @@ def test_sensed_fact_is_free():
     assert "harvest" not in report.never_applicable and "fed" not in report.unreachable_goals
     # the root of sow's failure does not depend on ripe
     assert [(c.fact, r.fact) for c, r in report.blocked["sow"]] == [("seeds", "seeds")]
+
+
+def test_lines_in_a_json_domain(tmp_path, capsys):
+    import json
+
+    from goap.domain_file import domain_to_spec
+
+    text = json.dumps(domain_to_spec(loads_domain(FARM)), indent=2)
+    path = tmp_path / "farm.json"
+    path.write_text(text)
+    code, out, _ = run_cli(capsys, "validate", path)
+    lines = text.split("\n")
+    harvest = next(k for k, line in enumerate(lines) if '"harvest"' in line)
+    ripe = next(k + 1 for k in range(harvest, len(lines)) if '"ripe": true' in lines[k])
+    assert code == 0 and f"'ripe == true' (line {ripe})" in out
