@@ -1,4 +1,6 @@
-"""The selected agent's mind as lines of text: facts, goals by priority, plan, replan cause, last failure.
+"""The selected agent's mind as lines of text: facts, goals by priority, plan, replan cause, last failure; and, for
+the why panel (key W) and the goal graph (key G), its explanation (`why_lines`, from `goap.explain`) and its
+goal's subgraph (`goal_graph`, from `goap.graph`).
 
 `inspector_lines` is a pure function of the Brain's public arrays (and a few optional world attributes), so
 the panel can be tested without a window and the renderer only lays lines out by style.
