@@ -287,3 +287,29 @@ def test_dead_agent_is_named():
     br.despawn([1])
     e = explain_agent(br, 1)
     assert e.has("dead") and e.idle is None and "not alive" in e.text()
+
+
+def test_scorer_term_and_hysteresis_are_the_scores_compared():
+    d = camp()
+    G = len(d.goals)
+    scores = np.zeros((1, G), np.float32)
+    scores[0, d.goal_index("rested")] = 9.0  # the scorer prefers rested, whatever the priorities say
+    scores[0, d.goal_index("warm")] = 8.0
+    br = brain(d, goal_scorer=lambda b: scores, goal_hysteresis=2.0)
+    br.priorities.numpy()[0, d.goal_index("fed")] = 0.0
+    br.tick()
+    e = explain_agent(br, 0)
+    by = {g.goal: g for g in e.goals}
+    assert e.goal == "rested" and by["rested"].status == "chosen"
+    assert by["rested"].score == pytest.approx(11.0) and by["rested"].hysteresis == 2.0
+    assert by["warm"].score == pytest.approx(8.0) and by["warm"].status == "lower_score"
+    assert by["warm"].priority == pytest.approx(3.0)
+    scores[0, d.goal_index("warm")] = 10.5  # beats 9 but not 9 + the bonus: the agent keeps rested
+    br.tick()  # no world: sleep stays RUNNING, rested does not hold yet
+    e = explain_agent(br, 0)
+    by = {g.goal: g for g in e.goals}
+    assert e.goal == "rested" and by["rested"].status == "chosen" and by["warm"].status == "lower_score"
+    scores[0, d.goal_index("warm")] = 11.5  # now it beats the bonus too
+    br.tick()
+    e = explain_agent(br, 0)
+    assert e.goal == "warm" and {g.goal: g for g in e.goals}["warm"].status == "chosen"
