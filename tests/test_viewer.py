@@ -751,7 +751,8 @@ def test_hud_counts_idle_agents_by_reason_and_a_click_cycles_through_them(pg):
         idle_row = next(r for r in rows if [c[0] for c in r] == [label for label, _ in IDLE_CELLS])
         counts = np.bincount(snap.idle_reasons[snap.idle_reasons >= 0], minlength=len(IDLE_REASONS))
         assert [int(v) for _, v in idle_row] == [int(c) for c in counts]
-        assert any(("plan budget", "10/tick") in r for r in rows)
+        waiting = next(c for r in rows for c in r if c[0] == "waiting for a plan")
+        assert waiting[1] == f"{snap.waiting} (budget 10/tick)"
         assert counts[IDLE_REASONS.index("waiting")] > 1
         rect = next(r for r, reason in app.renderer.idle_hits if reason == "waiting")
         picked = []

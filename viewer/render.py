@@ -644,8 +644,8 @@ class Renderer:
         idle = int(((snap.action < 0) & alive).sum()) if alive is not None and len(alive) == len(snap.action) \
             else int((snap.action < 0).sum())
         budget = "all" if snap.plan_budget is None else f"{snap.plan_budget}/tick"
-        rows.append([("idle", f"{idle / max(1, living):.0%}"), ("waiting for a plan", f"{snap.waiting}"),
-                     ("plan budget", budget)])
+        rows.append([("idle", f"{idle / max(1, living):.0%}"),
+                     ("waiting for a plan", f"{snap.waiting} (budget {budget})")])
         reasons = snap.idle_reasons
         counts = np.bincount(reasons[reasons >= 0].astype(np.int64), minlength=len(IDLE_CELLS)) \
             if reasons is not None and len(reasons) else np.zeros(len(IDLE_CELLS), np.int64)
