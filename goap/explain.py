@@ -561,8 +561,10 @@ def why_failed(domain: Domain, state: State, goal: Any, rules: AgentRules, statu
                         if not e.has("disabled_action", name):
                             e.causes.append(Cause("disabled_action", name, f"it would make '{b.root}' true"))
         if not e.unreachable:
-            e.fixes.append("every condition is reachable when effects are only added (relaxed): the effects undo "
-                           "each other; read the actions' effects on the goal's facts together")
+            e.fixes.append("from the agent's state now every condition of the goal can be reached when effects only "
+                           "add (relaxed): either the state changed since the search failed (it is retried when the "
+                           "cooldown ends), or the actions' effects undo each other; read their effects on the "
+                           "goal's facts together")
     elif status == Status.BUDGET:
         e.causes.append(Cause("budget", goal.name, f"{e.expanded} nodes expanded at pool level {e.pool_level}"))
         e.fixes.append("a larger search: max_nodes or node_ceiling (planner_options), or max_escalated_nodes / "
