@@ -626,8 +626,10 @@ def cmd_graph(args: argparse.Namespace) -> int:
         else:
             try:
                 data = render(dot, fmt)
-            except RenderUnavailable as e:
-                raise CliError(f"cannot write {args.out}: {e}") from None
+            except RenderUnavailable as e:  # the DOT is written anyway, beside the file asked for
+                beside = Path(args.out).with_suffix(".dot")
+                write_atomic(beside, dot)
+                raise CliError(f"cannot write {args.out}: {e}; the DOT is in {beside}") from None
             write_atomic(args.out, data)
     except OSError as e:
         raise CliError(f"cannot write {args.out}: {e.strerror or e}") from None

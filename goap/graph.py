@@ -161,7 +161,7 @@ def render(dot: str, fmt: str) -> bytes:
         raise RenderUnavailable(f"the graphviz package could not draw it ({e}); install Graphviz's dot program "
                                 "(apt install graphviz, brew install graphviz, or graphviz.org/download)") from None
     raise RenderUnavailable("drawing SVG or PNG needs Graphviz's dot program (apt install graphviz, brew install "
-                            "graphviz, or graphviz.org/download); write --out FILE.dot to get the DOT text without it")
+                            "graphviz, or graphviz.org/download)")
 
 
 def action_graph(graph: Graph) -> Graph:

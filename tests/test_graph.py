@@ -135,6 +135,8 @@ def test_svg_without_graphviz_names_what_to_install(tmp_path, capsys, monkeypatc
     code, _, err = run_cli(capsys, "graph", path, "--out", tmp_path / "g.svg")
     assert code == 1 and "Graphviz" in err and "install" in err and "Traceback" not in err
     assert not (tmp_path / "g.svg").exists()
+    parse_dot((tmp_path / "g.dot").read_text())  # the DOT is written anyway, beside it
+    assert "g.dot" in err
     code, _, err = run_cli(capsys, "graph", path, "--out", tmp_path / "g.txt")
     assert code == 1 and ".dot, .svg or .png" in err
 
