@@ -100,7 +100,7 @@ DEFAULT_REPLAN_RATE = 0.1
 def default_plan_budget(world: Any, n_agents: int) -> int:
     """The plan budget the commands use when none is given: ``replan_rate`` of the agents (at least 256)."""
     rate = getattr(world, "replan_rate", DEFAULT_REPLAN_RATE)
-    if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate <= 1:
+    if isinstance(rate, bool) or not isinstance(rate, int | float | np.integer | np.floating) or not 0 < rate <= 1:
         raise ValueError(f"world '{getattr(world, 'name', world)}': replan_rate must be a number in (0, 1], got "
                          f"{rate!r}")
     return max(256, int(np.ceil(rate * int(n_agents))))
