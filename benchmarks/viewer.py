@@ -3,12 +3,15 @@
     python benchmarks/viewer.py                                     # village, 10,000 agents, 60 frames
     python benchmarks/viewer.py --world soldier --agents 2000 --frames 120
     python benchmarks/viewer.py --world tests.custom_world:LampWorld --agents 5000
+    python benchmarks/viewer.py --world soldier --why --graph        # the why panel (W) and goal graph (G) open
 
 Two passes over one viewer: first ``--frames`` frames of one tick each (what ``goap view --headless`` does and
 the "mean frame" it prints: tick + snapshot + draw), then ``--frames`` frames paused, which draw the last
 snapshot again and so time drawing alone, with no tick competing for the cores. The viewer's own cost per tick
 is snapshot + draw; the target is a mean frame <= 33 ms at 10,000 village agents on this 2-core CPU. Medians
-and means leave out the first ``--warmup`` frames. Results go to benchmarks/results/viewer_<world>_<agents>.json.
+and means leave out the first ``--warmup`` frames. ``--why`` and ``--graph`` open the why panel (the selected
+agent's explanation, built into every snapshot) and the goal graph overlay, the same frame budget applying.
+Results go to benchmarks/results/viewer_<world>_<agents>[_why][_graph].json.
 """
 
 from __future__ import annotations
@@ -49,14 +52,22 @@ def main() -> int:
     ap.add_argument("--size", default="1280x800")
     ap.add_argument("--select", type=int, default=5, help="the inspected agent (-1: none)")
     ap.add_argument("--device", default=None)
+    ap.add_argument("--why", action="store_true", help="with the why panel open (key W)")
+    ap.add_argument("--graph", action="store_true", help="with the goal graph overlay open (key G)")
     ap.add_argument("--out", default=None, help="JSON path (default benchmarks/results/viewer_<world>_<agents>.json)")
     args = ap.parse_args()
     w, h = (int(x) for x in args.size.lower().split("x"))
 
     world = load_world(args.world)
+    from goap.world import default_plan_budget
+
     brain = Brain(world.domain, args.agents, world=world, device=args.device,
-                  plan_budget=max(256, args.agents // 10), seed=0)
+                  plan_budget=default_plan_budget(world, args.agents), seed=0)
     app = App(brain, world, size=(w, h), headless=True, selected=args.select if args.select >= 0 else None)
+    if args.why:
+        app.toggle_why()
+    if args.graph:
+        app.toggle_graph()
     try:
         for _ in range(args.frames):
             app.frame()
@@ -86,7 +97,8 @@ def main() -> int:
         app.close()
     result = {
         "world": args.world, "agents": args.agents, "frames": args.frames, "warmup": args.warmup,
-        "size": [w, h], "selected": args.select, "device": str(brain.device),
+        "size": [w, h], "selected": args.select, "device": str(brain.device), "why_panel": args.why,
+        "graph_overlay": args.graph,
         "ticking": ticking, "draw_alone_ms": draw_alone, "paused_frames_per_second": args.frames / paused_s,
         "draw_alone_cpu_ms": _stats(cpu[k:]), "snapshot_cpu_ms": _stats(snap_cpu),
         "viewer_ms_per_tick": ticking["snapshot_ms"]["median"] + draw_alone["median"],
@@ -95,7 +107,8 @@ def main() -> int:
                  "load_average": os.getloadavg(), "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
     }
     out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / (
-        f"viewer_{args.world.replace(':', '_').replace('.', '_')}_{args.agents}.json")
+        f"viewer_{args.world.replace(':', '_').replace('.', '_')}_{args.agents}"
+        f"{'_why' if args.why else ''}{'_graph' if args.graph else ''}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(json.dumps(result, indent=1) + "\n")

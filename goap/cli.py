@@ -100,7 +100,8 @@ def _run_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--device", default=None, help="Warp device for the planner (cpu, cuda:0)")
     r.add_argument("--planner", default="warp", choices=sorted(PLANNERS))
     r.add_argument("--plan-budget", type=positive_int, default=None,
-                   help="most agents planned per tick (default: a tenth of the agents, at least 256)")
+                   help="most agents planned per tick (default: the world's replan_rate of the agents, a tenth "
+                        "unless it says, at least 256)")
     r.add_argument("--warmup", type=non_negative_int, default=30, help="ticks left out of the timing summary")
     r.add_argument("--plan-cache", type=non_negative_int, default=0, metavar="K",
                    help="a plan cache of K entries across ticks (0: none); hit rates in the summary")
@@ -115,6 +116,36 @@ def _run_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--log-outcomes", type=output_path, metavar="FILE",
                    help="record every planning call and what followed (.npz; appended when the file exists)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--list-idle", type=non_negative_int, default=0, metavar="K",
+                   help="at the end, list up to K agents for each idle reason (for goap explain --agent / view "
+                        "--select)")
+
+
+def _explain_arguments(e: argparse.ArgumentParser) -> None:
+    e.add_argument("domain", nargs="?", help="a .toml or .json domain file (with --problem or --problems)")
+    e.add_argument("--problem", metavar="JSON", help='one problem: \'{"start": {fact: value}, "goal": "name"}\'')
+    e.add_argument("--problems", metavar="FILE", help="a problem file (JSON lines, as goap solve reads), with --id")
+    e.add_argument("--id", help="the id of the problem of --problems to explain (default: the first)")
+    e.add_argument("--max-nodes", type=positive_int, default=DEFAULT_MAX_NODES, help="states one search may store")
+    e.add_argument("--max-plan-length", type=positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
+    e.add_argument("--world", help="run this world (name or module:Class) and explain one of its agents")
+    e.add_argument("--agents", type=non_negative_int, default=1000)
+    e.add_argument("--ticks", type=non_negative_int, default=100)
+    e.add_argument("--seed", type=random_seed, default=0)
+    e.add_argument("--agent", type=non_negative_int, default=0, metavar="I", help="the agent to explain")
+    e.add_argument("--planner", default="warp", choices=sorted(PLANNERS))
+    e.add_argument("--plan-budget", type=positive_int, default=None,
+                   help="most agents planned per tick (default: as goap run, the world's replan_rate of the agents)")
+    e.add_argument("--device", default=None, help="Warp device for the planner (cpu, cuda:0)")
+    e.add_argument("--json", action="store_true", help="print the explanation as one JSON object")
+
+
+def _graph_arguments(g: argparse.ArgumentParser) -> None:
+    g.add_argument("domain", help="a .toml or .json domain file")
+    g.add_argument("--out", required=True, type=output_path, metavar="FILE",
+                   help="FILE.dot (Graphviz DOT, always), FILE.svg or FILE.png (needs Graphviz's dot)")
+    g.add_argument("--goal", metavar="G", help="draw only what can reach goal G (its cone)")
+    g.add_argument("--agent-type", metavar="T", help="only the actions agents of type T may use")
 
 
 def _bench_arguments(p: argparse.ArgumentParser) -> None:
@@ -253,13 +284,38 @@ def cmd_validate(args: argparse.Namespace) -> int:
         report = check_domain(domain, sensed=sensed)
     except ValueError as e:
         raise CliError(f"{args.domain}: {e}") from None
-    print(
-        f"{args.domain}: domain '{domain.name}' is valid: {len(domain.facts)} facts in {tables.n_words} word(s) "
-        f"({tables.layout.n_bits} bits), {len(domain.actions)} actions, {len(domain.goals)} goals"
-    )
+    report.lines = _condition_lines(args.domain, domain)
+    shape = (f"{len(domain.facts)} facts in {tables.n_words} word(s) ({tables.layout.n_bits} bits), "
+             f"{len(domain.actions)} actions, {len(domain.goals)} goals")
+    if args.strict and report.warnings:
+        print(f"{args.domain}: domain '{domain.name}' fails --strict: {len(report.warnings)} warning(s); {shape}")
+    else:
+        print(f"{args.domain}: domain '{domain.name}' is valid: {shape}")
     for w in report.warnings:
         print(f"{args.domain}: warning: {w}")
     return 1 if args.strict and report.warnings else 0
+
+
+def _condition_lines(path: str, domain: Any) -> dict[tuple[str, str, str], int]:
+    """The line of every action precondition and goal condition in the domain file, for the warnings; empty
+    when the text cannot be read again (the domain itself was read, so this only loses line numbers)."""
+    from pathlib import Path
+
+    from goap.domain_file import _Locator, read_text
+
+    fmt = "json" if str(path).lower().endswith(".json") else "toml"
+    try:
+        locate = _Locator(read_text(Path(path)), fmt)
+    except (DomainError, OSError):
+        return {}
+    out: dict[tuple[str, str, str], int] = {}
+    for section, items, key in (("actions", domain.actions, "pre"), ("goals", domain.goals, "want")):
+        for item in items:
+            for c in getattr(item, key):
+                line = locate((section, item.name, key, c.fact))
+                if line:
+                    out[(section, item.name, c.fact)] = line
+    return out
 
 
 def cmd_describe(args: argparse.Namespace) -> int:
@@ -351,12 +407,13 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from goap.registry import load_world
-    from goap.run_report import run_metrics
+    from goap.run_report import IdleStats, run_metrics
     from goap.runtime import CAUSES, Brain
+    from goap.world import default_plan_budget
 
     world = load_world(args.world)
     _check_run_outputs(args, world.domain)
-    budget = args.plan_budget or max(256, args.agents // 10)
+    budget = args.plan_budget or default_plan_budget(world, args.agents)
     scorer = _utility_selector(args, world.domain) if args.selector == "utility" else None
     brain = Brain(
         world.domain, args.agents, world=world, planner=args.planner, device=args.device,
@@ -364,12 +421,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         **({} if args.planner == "reference" else {"dedupe": not args.no_dedupe, "plan_cache": args.plan_cache}),
     )
     log = brain.record_outcomes() if args.log_outcomes else None
+    idle_stats = IdleStats(brain)
+    counted_from = min(args.warmup, max(0, args.ticks - 1))  # the ticks the idle fraction averages
     progress = not args.quiet and sys.stderr.isatty()
     t0 = time.perf_counter()
     interrupted = False
     try:
         for i in range(args.ticks):
             brain.tick()
+            if i >= counted_from:
+                idle_stats.update()
             if progress and (i % 10 == 0 or i == args.ticks - 1):
                 done = (i + 1) / max(1, args.ticks)
                 bar = "=" * int(30 * done)
@@ -397,7 +458,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         "plan_failure_rate": counters.get("plans_failed", 0) / max(1, counters.get("plans_requested", 0)),
         "replans": {c: counters.get(f"replan_{c}", 0) for c in CAUSES[1:]},
         "score": world.score(), "planner_stats": summary.get("planner", {}), "state_hash": brain.state_hash(),
+        **idle_stats.report(),
     }
+    if args.list_idle:
+        result["idle_agents"] = idle_stats.idle_agents(args.list_idle)
     _print_run(result)
     if args.json:
         _write_json(args.json, result)
@@ -422,6 +486,11 @@ def _print_run(r: dict[str, Any]) -> None:
 
     idle = r.get("idle_fraction")
     print(f"idle fraction {'-' if idle is None else f'{idle:.1%}'} (alive agents executing no action, after warm-up)")
+    if "idle_ticks_by_reason" in r:
+        from goap.run_report import format_idle
+
+        for line in format_idle(r, r.get("plan_budget")):
+            print("  " + line)
     done, failed = c.get("actions_done", 0), c.get("actions_failed", 0)
     asked, bad = c.get("plans_requested", 0), c.get("plans_failed", 0)
     print(f"actions done {done}   failed {failed} ({failed / max(1, done):.1%} of done)   "
@@ -434,6 +503,9 @@ def _print_run(r: dict[str, Any]) -> None:
         for line in format_action_counts(counts):
             print("  " + line)
     print("replans: " + "  ".join(f"{k} {v}" for k, v in r["replans"].items()))
+    for reason, agents in (r.get("idle_agents") or {}).items():
+        what = "agents whose action failed" if reason == "action_failed" else f"idle agents ({reason})"
+        print(f"{what}, last tick: " + (" ".join(map(str, agents)) or "-"))
     print("score: " + "  ".join(f"{k} {_num(v)}" for k, v in r["score"].items()))
     print(f"state hash {r['state_hash']}")
 
@@ -477,6 +549,94 @@ def _json_safe(obj: Any) -> Any:
     if isinstance(obj, float) and not np.isfinite(obj):
         return None
     return obj
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """``goap explain``: one problem of a domain, or one agent of a world after some ticks."""
+    from goap.explain import explain_agent, explain_problem
+
+    if args.world:
+        if args.domain or args.problem or args.problems:
+            raise CliError("explain --world runs a world: give no domain file or problem with it")
+        from goap.registry import load_world
+        from goap.runtime import Brain
+        from goap.world import default_plan_budget
+
+        world = load_world(args.world)
+        if args.agent >= args.agents:
+            raise CliError(f"--agent {args.agent} is not one of the {args.agents} agents (0..{args.agents - 1})")
+        budget = args.plan_budget or default_plan_budget(world, args.agents)
+        brain = Brain(world.domain, args.agents, world=world, planner=args.planner, device=args.device,
+                      plan_budget=budget, seed=args.seed)
+        for _ in range(args.ticks):
+            brain.tick()
+        e = explain_agent(brain, args.agent)
+    else:
+        if not args.domain:
+            raise CliError("explain needs a domain file with --problem or --problems, or --world W --agent I")
+        from goap.encoding import encode
+        from goap.problems import load_problems, parse_problems
+
+        domain = load_domain(args.domain)
+        tables = encode(domain)
+        if bool(args.problem) == bool(args.problems):
+            raise CliError("explain DOMAIN needs exactly one of --problem JSON and --problems FILE")
+        problems = (parse_problems(args.problem, tables, file="--problem") if args.problem
+                    else load_problems(args.problems, tables))
+        if not problems.ids:
+            raise CliError(f"{args.problems or '--problem'}: no problem in it")
+        k = 0
+        if args.id is not None:
+            matches = [j for j, pid in enumerate(problems.ids) if str(pid) == args.id]
+            if not matches:
+                raise CliError(f"{args.problems or '--problem'}: no problem with id {args.id!r}")
+            k = matches[0]
+        start = tuple(int(v) for v in problems.values[k])
+        goal = problems.goal_table.goals[int(problems.goals[k])]
+        e = explain_problem(domain, start, goal, max_nodes=args.max_nodes, max_plan_length=args.max_plan_length)
+    if args.json:
+        print(json.dumps(_json_safe(e.to_dict()), allow_nan=False))
+    else:
+        print(e.text())
+    return 0
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    """``goap graph``: goals, actions and the conditions linking them, as DOT (or SVG / PNG through Graphviz)."""
+    from pathlib import Path
+
+    from goap.explain import type_actions
+    from goap.files import write_atomic
+    from goap.graph import RenderUnavailable, domain_graph, render, to_dot
+
+    fmt = Path(args.out).suffix.lower().lstrip(".")
+    if fmt not in ("dot", "gv", "svg", "png"):
+        raise CliError(f"--out {args.out}: the file must end in .dot, .svg or .png")
+    check_output_file(args.out, "--out")
+    domain = load_domain(args.domain)
+    try:
+        actions = type_actions(domain, args.agent_type) if args.agent_type else None
+        graph = domain_graph(domain, goal=args.goal, actions=actions)
+    except (KeyError, ValueError) as e:
+        raise CliError(f"{args.domain}: {str(e).strip(chr(39)).strip(chr(34))}") from None
+    dot = to_dot(graph, domain.name)
+    try:
+        if fmt in ("dot", "gv"):
+            write_atomic(args.out, dot)
+        else:
+            try:
+                data = render(dot, fmt)
+            except RenderUnavailable as e:  # the DOT is written anyway, beside the file asked for
+                beside = Path(args.out).with_suffix(".dot")
+                write_atomic(beside, dot)
+                raise CliError(f"cannot write {args.out}: {e}; the DOT is in {beside}") from None
+            write_atomic(args.out, data)
+    except OSError as e:
+        raise CliError(f"cannot write {args.out}: {e.strerror or e}") from None
+    n = {k: len(graph.ids(k)) for k in ("goal", "action", "condition")}
+    print(f"{args.out}: {n['goal']} goal(s), {n['action']} action(s), {n['condition']} condition(s), "
+          f"{len(graph.edges)} edges")
+    return 0
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -565,6 +725,10 @@ COMMANDS: dict[str, Command] = {
     "solve": Command("plan a batch of problems from a JSON-lines file; one result line each", _solve_arguments,
                      cmd_solve),
     "run": Command("run a world headless and print a summary of the agents and the tick", _run_arguments, cmd_run),
+    "explain": Command("why a problem has the plan it has (or none), or why an agent of a world does what it does",
+                       _explain_arguments, cmd_explain),
+    "graph": Command("draw a domain's goals, actions and the conditions linking them (DOT, SVG, PNG)",
+                     _graph_arguments, cmd_graph),
     "bench": Command("compare planners on PDDL tasks, random domains or a world", _bench_arguments, cmd_bench),
     "sweep": Command("a grid of world runs (world x agents x plan budget x seed)", _sweep_arguments, cmd_sweep),
     "view": Command("watch a world's agents live in a window; inspect one", _view_arguments, cmd_view),

@@ -85,6 +85,7 @@ FIELDS: tuple[Field, ...] = (
     Field("failed_goal", (), "int32", -1, "goal of the last failed search"),
     Field("interrupted_action", (), "int32", -1, "action cut off this tick"),
     Field("commanded", (), "bool", False, "a commanded replan waits for the next tick"),
+    Field("fail_reason", (), "int32", 0, "the world's reason for its last FAILED action (goap.world.FAIL_REASONS)"),
 )
 
 FIELD_NAMES = tuple(f.name for f in FIELDS)

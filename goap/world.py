@@ -36,6 +36,31 @@ A world resets an agent's mind inside a kernel only through the engine's `goap.k
 brain applies its symbolic effects to ``states`` after ``act``; the next ``sense`` may overwrite any fact the
 world knows better (a position, an inventory the world keeps itself).
 
+**Why an action failed.** A world that reports FAILED may say why in ``fail_reason`` (int32, one per agent): a
+code of `FAIL_REASONS` (0 is "none"), written with the FAILED status (`goap.explain` reads it the tick the action
+failed; a stale code is never shown). A world with reasons of its own sets ``FAIL_REASONS`` on its class to
+its own table (code = index, 0 "none"); the built-in worlds use the shared one:
+
+=====================  ==================================================================================
+reason                 what the world saw
+=====================  ==================================================================================
+``target_lost``        the target died, left sight or was never there
+``target_in_cover``    the target holds cover against this agent
+``out_of_ammo``        a consumable ran out (ammo, magazines, grenades, a medkit, a site's stock)
+``out_of_range``       the target is too far (or too near) for the action
+``site_taken``         the site (a cover slot, a work place) went to another agent
+``no_free_site``       no free site within reach
+``timed_out``          the move or the work took longer than the world allows
+``not_at_site``        the agent is not where the action must happen
+``not_ready``          the agent's own state forbids it (weapon drawn or not, too hurt)
+``dead``               the agent died during the action
+=====================  ==================================================================================
+
+**How often its agents replan.** ``replan_rate`` (optional, a fraction in (0, 1]; default
+`DEFAULT_REPLAN_RATE`) says what share of its agents a world expects to ask for a plan in a tick. ``goap run``,
+``goap explain --world`` and ``goap view`` size their default plan budget to it (`default_plan_budget`): a
+budget below the rate leaves agents waiting for plans, idle, however cheap the searches are.
+
 ``sensed_facts`` names the facts the world writes in ``sense``: ``goap validate --world NAME`` treats them as
 free (any value) when it asks which actions and goals can ever happen. Facts a sensor registered with
 `goap.runtime.Brain.add_sensor` writes are added to ``brain.sensed_facts``.
@@ -68,6 +93,32 @@ if TYPE_CHECKING:
     from goap.runtime import Brain
 
 RUNNING, DONE, FAILED = (int(s) for s in ActionStatus)
+
+#: Why an action FAILED (``fail_reason``; code = index, 0: none): the shared table, see the module docstring.
+FAIL_REASONS: tuple[str, ...] = (
+    "none", "target_lost", "target_in_cover", "out_of_ammo", "out_of_range", "site_taken", "no_free_site",
+    "timed_out", "not_at_site", "not_ready", "dead",
+)
+
+
+#: The share of its agents a world that does not say (``replan_rate``) is expected to replan per tick.
+DEFAULT_REPLAN_RATE = 0.1
+
+
+def default_plan_budget(world: Any, n_agents: int) -> int:
+    """The plan budget the commands use when none is given: ``replan_rate`` of the agents (at least 256)."""
+    rate = getattr(world, "replan_rate", DEFAULT_REPLAN_RATE)
+    if isinstance(rate, bool) or not isinstance(rate, int | float | np.integer | np.floating) or not 0 < rate <= 1:
+        raise ValueError(f"world '{getattr(world, 'name', world)}': replan_rate must be a number in (0, 1], got "
+                         f"{rate!r}")
+    return max(256, int(np.ceil(rate * int(n_agents))))
+
+
+def fail_reason_code(name: str, reasons: tuple[str, ...] = FAIL_REASONS) -> int:
+    """The code of failure reason ``name`` (ValueError naming the reasons otherwise)."""
+    if name not in reasons:
+        raise ValueError(f"unknown failure reason '{name}'; reasons are {', '.join(reasons[1:])}")
+    return reasons.index(name)
 
 
 @runtime_checkable

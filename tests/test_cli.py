@@ -263,8 +263,8 @@ def test_a_tool_is_imported_when_its_command_runs():
 
 #: One option of each command: `goap CMD --help` shows it, built only when CMD is the one asked for.
 OPTIONS = {"validate": "--strict", "describe": "--max-plan-length", "solve": "--plan-file", "run": "--plan-cache",
-           "bench": "--time-limit", "sweep": "--seeds", "view": "--headless", "train": "--held-out",
-           "planners": "--help", "worlds": "--help"}
+           "explain": "--agent", "graph": "--agent-type", "bench": "--time-limit", "sweep": "--seeds",
+           "view": "--headless", "train": "--held-out", "planners": "--help", "worlds": "--help"}
 
 
 def test_every_command_has_its_help_and_only_its_own_options(capsys):

@@ -684,3 +684,106 @@ def test_inspector_folds_dim_goals_only_when_short_of_room():
     assert all(line in short for line in kept)  # goals that may be chosen stay
     assert [t for t, s in short if s == "fact"] == [t for t, s in lines if s == "fact"]  # the facts stay
     assert [t for t, s in short if s.startswith("step_")] == [t for t, s in lines if s.startswith("step_")]
+
+
+# --- why panel, goal graph, idle counts, fact list ------------------------------------------------------------
+def _agent_with_goal(brain: Brain) -> int:
+    goals = brain.goal.numpy()
+    have = np.flatnonzero((goals >= 0) & (brain.plan_length.numpy() > 0))
+    assert len(have), "no agent with a goal and a plan"
+    return int(have[0])
+
+
+@pytest.mark.parametrize("world", ["village", "soldier"])
+def test_why_panel_and_goal_graph_overlay(pg, world, tmp_path):
+    from goap.explain import explain_agent
+    from goap.graph import goal_cone
+    from viewer.inspector import why_lines
+
+    brain = _brain(world, 300, ticks=12)
+    sel = _agent_with_goal(brain)
+    app = _app(brain, selected=sel)
+    try:
+        app.frame()
+        plain = pg.surfarray.array3d(app.screen).copy()
+        app.handle_key(pg.K_w)
+        app.frame()
+        snap = app.last_snapshot
+        assert app.ui.show_why and snap.why[0] == (f"Why: agent {sel}", "title")
+        assert snap.why == why_lines(brain, sel)  # refreshed with the tick the frame shows
+        assert snap.why[1][0] == explain_agent(brain, sel).headline()
+        assert f"Why: agent {sel}" in app.renderer.inspector_drawn
+        app.handle_key(pg.K_g)
+        app.frame()
+        snap = app.last_snapshot
+        graph, cells = snap.graph
+        goal = brain.domain.goals[int(brain.goal.numpy()[sel])].name
+        cone = goal_cone(brain.domain, goal)
+        assert [n.split(":", 1)[1] for n in graph.ids("action")] == cone
+        plan = brain.agent_plan(sel)
+        assert graph.highlight == {f"action:{a}" for a in plan if a in cone}
+        assert set(cells) == {n.id for n in graph.nodes}
+        lit = pg.surfarray.array3d(app.screen)
+        m = app.renderer.layout.map
+        assert (lit[m.x:m.right, m.y:m.bottom] != plain[m.x:m.right, m.y:m.bottom]).any()
+        app.save(tmp_path / "why.png")
+        assert (tmp_path / "why.png").stat().st_size > 0
+        app.handle_key(pg.K_g)
+        app.handle_key(pg.K_w)
+        app.frame()
+        assert app.last_snapshot.why == [] and app.last_snapshot.graph is None
+    finally:
+        app.close()
+
+
+def test_hud_counts_idle_agents_by_reason_and_a_click_cycles_through_them(pg):
+    from goap.explain import IDLE_REASONS, explain_agent
+    from viewer.render import IDLE_CELLS
+
+    world = make_world("soldier")
+    brain = Brain(world.domain, 300, world=world, plan_budget=10, seed=0)  # a small budget: agents wait
+    app = _app(brain)
+    try:
+        for _ in range(3):
+            app.frame()
+        snap = app.last_snapshot
+        rows = app.renderer.hud_lines(snap, app.ui)
+        idle_row = next(r for r in rows if [c[0] for c in r] == [label for label, _ in IDLE_CELLS])
+        counts = np.bincount(snap.idle_reasons[snap.idle_reasons >= 0], minlength=len(IDLE_REASONS))
+        assert [int(v) for _, v in idle_row] == [int(c) for c in counts]
+        waiting = next(c for r in rows for c in r if c[0] == "waiting for a plan")
+        assert waiting[1] == f"{snap.waiting} (budget 10/tick)"
+        assert counts[IDLE_REASONS.index("waiting")] > 1
+        rect = next(r for r, reason in app.renderer.idle_hits if reason == "waiting")
+        picked = []
+        for _ in range(2):
+            app.handle_event(pg.event.Event(pg.MOUSEBUTTONDOWN, button=1, pos=rect.center))
+            picked.append(app.selected)
+            assert explain_agent(brain, app.selected).idle == "waiting"
+        assert picked[1] != picked[0]
+        assert app.cycle_idle("no such reason") == -1
+    finally:
+        app.close()
+
+
+def test_fact_list_is_never_cut_silently_and_scrolls(pg):
+    brain = _brain("soldier", 200, ticks=5)
+    app = _app(brain, selected=_agent_with_goal(brain), size=(1280, 560))
+    try:
+        app.frame()
+        r = app.renderer
+        facts = {f"{f.name}" for f in brain.domain.facts}
+
+        def drawn_facts():
+            return {t.partition("=")[0] for t in r.inspector_drawn if t.partition("=")[0] in facts}
+
+        hidden_rows, hidden_facts = r.inspector_hidden
+        assert hidden_rows > 0 and len(drawn_facts()) + hidden_facts == len(facts)  # what is cut is counted
+        seen = set(drawn_facts())
+        for _ in range(20):
+            app.ui.scroll = r.inspector_scroll + 3  # what the wheel over the panel does
+            app.frame()
+            seen |= drawn_facts()
+        assert seen == facts and r.inspector_hidden == (0, 0)
+    finally:
+        app.close()

@@ -85,7 +85,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="Warp device for the planner (cpu, cuda:0); default: Warp's")
     parser.add_argument("--planner", default="warp", help="a registered planner (default warp)")
     parser.add_argument("--plan-budget", type=positive_int, default=None,
-                        help="most agents planned per tick (default max(256, agents/10))")
+                        help="most agents planned per tick (default: as goap run, the world's replan_rate of "
+                             "the agents, at least 256)")
     parser.add_argument("--headless", action="store_true",
                         help="no window (SDL dummy driver): render --frames frames, one tick each, and report timing")
     parser.add_argument("--frames", type=positive_int, default=None,
@@ -121,7 +122,9 @@ def run(args: argparse.Namespace) -> int:
     if args.select is not None and not 0 <= args.select < args.agents:
         print(f"goap view: error: --select {args.select} is not an agent (0..{args.agents - 1})", file=sys.stderr)
         return 2
-    budget = args.plan_budget or max(256, args.agents // 10)
+    from goap.world import default_plan_budget
+
+    budget = args.plan_budget or default_plan_budget(world, args.agents)
     brain = Brain(world.domain, args.agents, world=world, planner=args.planner, device=args.device,
                   plan_budget=budget, seed=args.seed)
     frames = args.frames if args.frames is not None else (60 if args.headless else None)
@@ -224,6 +227,7 @@ class App:
 
     def select(self, i: int | None) -> None:
         """Inspect agent i (None or -1: nobody)."""
+        self.ui.scroll = 0
         n = self.brain.n_agents
         self.sim.select(-1 if i is None or n == 0 or not 0 <= i < n else int(i))
 
@@ -236,6 +240,33 @@ class App:
         if label is None:
             return
         self.renderer.set_highlight(None if self.renderer.highlight == label else label)
+
+    def toggle_why(self) -> None:
+        """The why panel (W): the selected agent's explanation (`goap.explain`) instead of its mind."""
+        self.ui.show_why = not self.ui.show_why
+        self.ui.scroll = 0
+        self.sim.set_panels(why=self.ui.show_why)
+
+    def toggle_graph(self) -> None:
+        """The goal graph overlay (G): the selected agent's goal subgraph, its plan lit."""
+        self.ui.show_graph = not self.ui.show_graph
+        self.sim.set_panels(graph=self.ui.show_graph)
+
+    def cycle_idle(self, reason: str) -> int:
+        """Select the next agent (after the selected one, wrapping) that was idle for ``reason`` in the last tick
+        (`goap.explain.IDLE_REASONS`); returns it, or -1 (the selection stays) when none was."""
+        from goap.explain import IDLE_REASONS
+
+        reasons = self.last_snapshot.idle_reasons
+        if reasons is None or reason not in IDLE_REASONS:
+            return -1
+        agents = np.flatnonzero(reasons == IDLE_REASONS.index(reason))
+        if not len(agents):
+            return -1
+        later = agents[agents > self.selected]
+        pick = int(later[0] if len(later) else agents[0])
+        self.select(pick)
+        return pick
 
     def change_speed(self, direction: int) -> None:
         """Step through `viewer.sim.SPEEDS` (0, "as fast as it goes", is the fastest)."""
@@ -272,6 +303,10 @@ class App:
             self.ui.follow = not self.ui.follow
         elif key == pg.K_h:
             self.ui.show_help = not self.ui.show_help
+        elif key == pg.K_w:
+            self.toggle_why()
+        elif key == pg.K_g:
+            self.toggle_graph()
         elif key in (pg.K_HOME, pg.K_0, pg.K_KP0):
             self.ui.follow = False
             self.camera.fit()
@@ -299,13 +334,20 @@ class App:
             self.handle_key(ev.key, getattr(ev, "mod", 0))
         elif ev.type == pg.MOUSEWHEEL:
             mx, my = pg.mouse.get_pos()
-            if not m.collidepoint(mx, my):  # over a panel: zoom at the map's centre
+            if self.renderer.layout.panel.collidepoint(mx, my):  # over the panel: scroll the inspector
+                self.ui.scroll = max(0, self.renderer.inspector_scroll - 3 * int(ev.y))
+                return
+            if not m.collidepoint(mx, my):  # over the legend: zoom at the map's centre
                 mx, my = m.centerx, m.centery
             self.camera.zoom_at(1.2 ** ev.y, mx - m.x, my - m.y)
         elif ev.type == pg.MOUSEBUTTONDOWN and ev.button == 1 and m.collidepoint(ev.pos):
             self._drag, self._dragging = ev.pos, False
         elif ev.type == pg.MOUSEBUTTONDOWN and ev.button == 1 and self.renderer.layout.legend.collidepoint(ev.pos):
             self.toggle_highlight(self.renderer.legend_at(*ev.pos))
+        elif ev.type == pg.MOUSEBUTTONDOWN and ev.button == 1 and self.renderer.layout.panel.collidepoint(ev.pos):
+            reason = self.renderer.idle_reason_at(*ev.pos)
+            if reason is not None:
+                self.cycle_idle(reason)
         elif ev.type == pg.MOUSEMOTION and self._drag is not None:
             if self._dragging or abs(ev.pos[0] - self._drag[0]) + abs(ev.pos[1] - self._drag[1]) > 3:
                 self._dragging = True

@@ -1,4 +1,6 @@
-"""The selected agent's mind as lines of text: facts, goals by priority, plan, replan cause, last failure.
+"""The selected agent's mind as lines of text: facts, goals by priority, plan, replan cause, last failure; and, for
+the why panel (key W) and the goal graph (key G), its explanation (`why_lines`, from `goap.explain`) and its
+goal's subgraph (`goal_graph`, from `goap.graph`).
 
 `inspector_lines` is a pure function of the Brain's public arrays (and a few optional world attributes), so
 the panel can be tested without a window and the renderer only lays lines out by style.
@@ -129,3 +131,86 @@ def inspector_lines(brain: Any, world: Any, i: int) -> list[tuple[str, str]]:
     out.append(("Facts", "header"))
     out.extend((f"{f.name}={f.format(v)}", "fact") for f, v in zip(domain.facts, state, strict=True))
     return out
+
+
+# --- the why panel and the goal graph ---------------------------------------------------------------------------
+#: Short words for a goal's status in the why panel (`goap.explain.GoalScore.status`).
+_STATUS_WORDS = {"chosen": "chosen", "satisfied": "met", "cooling_down": "cooling", "priority_zero": "priority 0",
+                 "not_allowed": "not allowed", "skipped_for_pin": "pinned away", "lower_score": "outscored"}
+
+
+def why_lines(brain: Any, i: int) -> list[tuple[str, str]]:
+    """Agent ``i``'s explanation (`goap.explain.explain_agent`: its rows only) as styled lines for the panel: the
+    headline, every goal with its score and why it was or was not chosen, the plan with each step's cost and what
+    it changes, what blocks a failed goal, and the fixes. Long lines are wrapped by the renderer."""
+    from goap.explain import explain_agent
+
+    e = explain_agent(brain, int(i))
+    out: list[tuple[str, str]] = [(f"Why: agent {i}", "title"), (e.headline(), "warn" if e.idle else "text")]
+    out.append(("Goals: score, why", "header"))
+    for g in sorted(e.goals, key=lambda g: (g.status != "chosen", -g.score)):
+        word = _STATUS_WORDS.get(g.status, g.status)
+        if g.status == "cooling_down":
+            word = f"cooling until {g.cooling_until}" + (f" ({e.failure})" if g.goal == e.failed_goal else "")
+        bonus = f"+{g.hysteresis:g}" if g.hysteresis else ""
+        style = "goal_current" if g.status == "chosen" else ("goal" if g.status in ("lower_score",) else "dim")
+        out.append((f"{'>' if g.status == 'chosen' else ' '} {g.goal:<15}{g.score:6.2f}{bonus} {word}", style))
+    if e.plan:
+        pred = f", h {e.predicted_cost:g} from here" if e.predicted_cost is not None else ""
+        cost = f"{e.plan_cost:g}" if e.plan_cost is not None and e.plan_cost == e.plan_cost else "-"
+        togo = f" ({e.remaining_cost:g} to go)" if e.remaining_cost is not None and e.remaining_cost != e.plan_cost \
+            else ""
+        head = "Old plan (replacing)" if e.plan_is_old else "Plan"
+        out.append((f"{head}: {e.plan_status}, cost {cost}{togo}{pred}, {e.expanded} expanded, pool {e.pool_level}",
+                    "header"))
+        current = next((k for k, s in enumerate(e.plan) if not s.done), len(e.plan))
+        for k, s in enumerate(e.plan):
+            changes = " ".join(f"{f}={v}" for f, v in s.reaches.items())
+            style = "step_done" if s.done else ("step_current" if k == current else "step_todo")
+            style = "dim" if e.plan_is_old else style
+            out.append((f"{'>' if k == current else ' '} {k + 1:2d}. {s.action} ({s.cost:g})"
+                        + (f" -> {changes}" if changes else ""), style))
+    for u in e.unreachable:
+        out.append((f"Cannot reach {u.condition}", "header"))
+        if not u.achievers:
+            out.append(("  no action makes it true" + (" (only the world)" if u.world_only else ""), "warn"))
+        for b in u.achievers:
+            if b.reason == "disabled":
+                out.append((f"  {b.action}: disabled", "warn"))
+            else:
+                why = f", only {', '.join(b.disabled)} (disabled)" if b.disabled else (
+                    ", only the world" if b.world_only else "")
+                root = f" <- {b.root}" if b.root and b.root != b.precondition else ""
+                out.append((f"  {b.action}: needs {b.precondition}{root}{why}", "warn"))
+    for c in e.causes:
+        if c.detail and c.kind in ("waiting", "beyond_plan_budget", "deferred", "action_failed", "budget"):
+            out.append((f"{c.kind.replace('_', ' ')}: {c.detail}", "warn" if c.kind != "waiting" else "text"))
+    for f in e.fixes:
+        out.append((f"fix: {f}", "warn"))
+    return out
+
+
+_GRAPHS: dict[tuple, Any] = {}
+
+
+def goal_graph(brain: Any, i: int) -> tuple[Any, dict[str, tuple[int, int]]] | None:
+    """The subgraph of agent ``i``'s goal (`goap.graph.goal_cone`; conditions folded into the edges,
+    `goap.graph.action_graph`) with its plan lit, and where each node goes (`goap.graph.layered`); None when the
+    agent has no goal. Made once per goal and plan. Every action of the cone is drawn, those disabled this tick
+    too: the graph shows what the goal can use, not this tick's mask."""
+    from goap.graph import action_graph, domain_graph, layered
+
+    g = int(_scalar(brain, "goal", i, -1))
+    if g < 0:
+        return None
+    domain = brain.domain
+    n = int(_scalar(brain, "plan_length", i, 0))
+    plan = tuple(domain.actions[int(a)].name for a in _row(brain, "plan", i)[:n]) if n else ()
+    key = (id(domain), g, plan)
+    hit = _GRAPHS.get(key)
+    if hit is None:
+        if len(_GRAPHS) > 256:
+            _GRAPHS.clear()
+        graph = action_graph(domain_graph(domain, goal=domain.goals[g].name, plan=plan))
+        hit = _GRAPHS[key] = (graph, layered(graph))
+    return hit

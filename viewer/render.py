@@ -52,6 +52,10 @@ HELP = (
     ("Click", "select the nearest agent"),
     ("Click legend", "highlight one kind of action (again: all)"),
     ("Tab", "next agent (Shift: previous)"),
+    ("W", "why: the selected agent's explanation"),
+    ("G", "the selected agent's goal graph, its plan lit"),
+    ("Click idle cell", "next agent idle for that reason"),
+    ("Wheel on panel", "scroll the inspector"),
     ("F", "follow the selected agent"),
     ("Home / 0", "fit the map to the window"),
     ("H", "this help"),
@@ -150,7 +154,15 @@ class UiState:
     target_tps: float = 20.0
     threaded: bool = True  # the sim runs on its own thread (else: one tick per frame)
     agents: int = 0
+    show_why: bool = False  # the panel shows the selected agent's explanation instead of its mind
+    show_graph: bool = False  # the map shows the selected agent's goal graph
+    scroll: int = 0  # inspector rows scrolled past (the title stays)
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+#: The HUD's idle-by-reason cells, in `goap.explain.IDLE_REASONS` order: label shown, reason.
+IDLE_CELLS = (("idle no goal", "no_goal"), ("waiting", "waiting"), ("search failed", "failed"),
+              ("goal held", "satisfied"))
 
 
 def _font(size: int, mono: bool) -> pygame.font.Font:
@@ -206,6 +218,13 @@ class Renderer:
                 self.legend_sites.append(group)
         self.walls = view.walls()
         self.last_radius = 2
+        self.idle_hits: list[tuple[pygame.Rect, str]] = []  # the HUD's idle-by-reason cells, last frame
+        self.inspector_hidden = (0, 0)  # (rows, facts) the last frame's inspector could not show below its end
+        self.inspector_drawn: list[str] = []  # the lines and facts the last frame's inspector drew, in order
+        self.inspector_scroll = 0  # the scroll the last frame used (clamped)
+        self._graph_surf: pygame.Surface | None = None  # the goal graph overlay, drawn once per graph
+        self._graph_of: Any = None
+        self._graph_key: tuple | None = None
 
     # --- geometry ---------------------------------------------------------------------------------------------
     def resize(self, size: tuple[int, int]) -> None:
@@ -247,6 +266,13 @@ class Renderer:
         dim = (self.colours.astype(np.float32) * 0.3 + 20).astype(np.uint8)
         return np.where(keep[:, None], self.colours, dim)
 
+    def idle_reason_at(self, px: int, py: int) -> str | None:
+        """The idle reason (`goap.explain.IDLE_REASONS`) whose HUD cell is at window pixel (px, py), or None."""
+        for rect, reason in self.idle_hits:
+            if rect.collidepoint(px, py):
+                return reason
+        return None
+
     def legend_at(self, px: int, py: int) -> str | None:
         """The legend group (or "idle") whose row is at window pixel (px, py) in the last frame, or None."""
         for rect, label in self.legend_hits:
@@ -274,6 +300,8 @@ class Renderer:
             self._draw_legend(screen, snap)
         if self.layout.panel.width:
             self._draw_panel(screen, snap, ui)
+        if ui.show_graph:
+            self._draw_graph(screen, snap)
         if ui.show_help:
             self._draw_help(screen)
 
@@ -615,7 +643,13 @@ class Renderer:
         living = int(alive.sum()) if alive is not None and len(alive) == len(snap.action) else len(snap.action)
         idle = int(((snap.action < 0) & alive).sum()) if alive is not None and len(alive) == len(snap.action) \
             else int((snap.action < 0).sum())
-        rows.append([("idle", f"{idle / max(1, living):.0%}"), ("waiting for a plan", f"{snap.waiting}")])
+        budget = "all" if snap.plan_budget is None else f"{snap.plan_budget}/tick"
+        rows.append([("idle", f"{idle / max(1, living):.0%}"),
+                     ("waiting for a plan", f"{snap.waiting} (budget {budget})")])
+        reasons = snap.idle_reasons
+        counts = np.bincount(reasons[reasons >= 0].astype(np.int64), minlength=len(IDLE_CELLS)) \
+            if reasons is not None and len(reasons) else np.zeros(len(IDLE_CELLS), np.int64)
+        rows.append([(label, f"{int(counts[k])}") for k, (label, _) in enumerate(IDLE_CELLS)])
         if snap.score:
             cells = []
             for name, v in snap.score.items():
@@ -661,6 +695,7 @@ class Renderer:
         rows = self.cell_rows(cells, width)
         cols = self._cell_cols
         col_w = (width - gap * (cols - 1)) // cols
+        self._cell_hits: list[tuple[pygame.Rect, str]] = []
         for row in rows:
             wide = len(row) == 1 and font.size(f"{row[0][0]} {row[0][1]}")[0] > col_w
             w = width if wide else col_w
@@ -670,6 +705,7 @@ class Renderer:
                 room = w - v.get_width() - font.size(" ")[0]
                 screen.blit(self.text(self._fit(label, font, room), colour), (cx, y))
                 screen.blit(v, (cx + w - v.get_width() if cols > 1 or wide else cx + font.size(label + " ")[0], y))
+            self._cell_hits.append((pygame.Rect(cx, y, w, lh), label))
             y += lh
         return y
 
@@ -689,9 +725,14 @@ class Renderer:
         screen.blit(self.text(title, (255, 255, 255), self.bold), (x, y))
         y += self.bold.get_linesize() + 4
         rows = self.hud_lines(snap, ui)
+        labels = {label: reason for label, reason in IDLE_CELLS}
+        self.idle_hits = []
         for k, cells in enumerate(rows):
             colour = (170, 175, 185) if snap.score and k == len(rows) - 1 else TEXT
-            y = self._draw_cells(screen, cells, x, y, rect.width - 24, colour)
+            idle_row = [c[0] for c in cells] == list(labels)
+            y = self._draw_cells(screen, cells, x, y, rect.width - 24, (255, 200, 150) if idle_row else colour)
+            if idle_row:
+                self.idle_hits = [(r, labels[label]) for r, label in self._cell_hits]
         y += 4
         pygame.draw.line(screen, PANEL_EDGE, (rect.x + 6, y), (rect.right - 6, y))
         y += 6
@@ -700,7 +741,8 @@ class Renderer:
                 screen.blit(self.text(s, STYLE_COLOURS["dim"]), (x, y))
                 y += lh
             return
-        self._draw_inspector(screen, snap.inspector, x, y, rect)
+        lines = snap.why if ui.show_why and snap.why else snap.inspector
+        self._draw_inspector(screen, lines, x, y, rect, ui.scroll, wrap=ui.show_why)
 
     @staticmethod
     def fit_inspector(lines: list[tuple[str, str]], room: int) -> list[tuple[str, str]]:
@@ -724,44 +766,145 @@ class Renderer:
             out.append((text, style))
         return out
 
-    def _draw_inspector(self, screen: pygame.Surface, lines: list[tuple[str, str]], x: int, y: int,
-                        rect: pygame.Rect) -> None:
-        font, lh = self.font, self.line
-        lines = self.fit_inspector(lines, (rect.bottom - y - 12) // lh)
-        n_facts = sum(1 for _, style in lines if style == "fact")
-        rows = len(lines) - n_facts + -(-n_facts // 2)
-        if y + rows * lh + 12 > rect.bottom:
-            font = self.font_tight
-            lh = font.get_linesize() + 1
-        col_w = (rect.width - 24) // 2
+    def inspector_rows(self, lines: list[tuple[str, str]], font: pygame.font.Font, width: int,
+                       wrap: bool = False) -> list[tuple[str, Any]]:
+        """The panel's lines as screen rows: ``("line", (text, style))`` or ``("facts", [left, right])`` (facts
+        flow in two columns: row j holds fact j and fact j + rows); ``wrap`` breaks long lines at spaces."""
+        out: list[tuple[str, Any]] = []
         k = 0
-        while k < len(lines) and y + lh <= rect.bottom:
+        while k < len(lines):
             text, style = lines[k]
-            colour = STYLE_COLOURS.get(style, TEXT)
-            if style == "fact":  # facts flow in two columns
+            if style == "fact":
                 facts = []
                 while k < len(lines) and lines[k][1] == "fact":
                     facts.append(lines[k][0])
                     k += 1
                 rows = -(-len(facts) // 2)
-                for j, f in enumerate(facts):
-                    fy = y + (j % rows) * lh
-                    if fy + lh <= rect.bottom:
-                        name, _, value = f.partition("=")
-                        t1 = self.text(name, colour, font)
-                        fx = x + (j // rows) * col_w
-                        screen.blit(t1, (fx, fy))
-                        screen.blit(self.text("=" + value, (255, 255, 255), font), (fx + t1.get_width(), fy))
-                y += rows * lh
+                out.extend(("facts", [facts[j], *facts[j + rows: j + rows + 1]]) for j in range(rows))
                 continue
+            if wrap and font.size(text)[0] > width:
+                indent = " " * (len(text) - len(text.lstrip()) + 2)
+                words, cur = text.split(" "), ""
+                for w in words:
+                    nxt = f"{cur} {w}" if cur else w
+                    if cur and font.size(nxt)[0] > width:
+                        out.append(("line", (cur, style)))
+                        cur = indent + w
+                    else:
+                        cur = nxt
+                out.append(("line", (cur, style)))
+            else:
+                out.append(("line", (text, style)))
+            k += 1
+        return out
+
+    def _draw_inspector(self, screen: pygame.Surface, lines: list[tuple[str, str]], x: int, y: int,
+                        rect: pygame.Rect, scroll: int = 0, wrap: bool = False) -> None:
+        """The lines from ``scroll`` rows down (the title stays); what does not fit below is never cut silently:
+        the last row says how many rows and facts are left (``inspector_hidden``) and that the wheel scrolls."""
+        font, lh = self.font, self.line
+        lines = self.fit_inspector(lines, (rect.bottom - y - 12) // lh)
+        width = rect.width - 24
+        rows = self.inspector_rows(lines, font, width, wrap)
+        if y + len(rows) * lh + 12 > rect.bottom:
+            font = self.font_tight
+            lh = font.get_linesize() + 1
+            rows = self.inspector_rows(lines, font, width, wrap)
+        title, body = rows[:1], rows[1:]
+        headers = sum(1 for kind, item in body if kind == "line" and item[1] == "header")
+        room = max(1, (rect.bottom - y - 6 - (self.bold.get_linesize() + 1 + 3) - 3 * headers) // lh)
+        scroll = int(min(max(0, scroll), max(0, len(body) - room + 1)))
+        self.inspector_scroll = scroll
+        shown = body[scroll:]
+        above = [("line", (f"\u25b2 {scroll} rows above (wheel scrolls)", "dim"))] if scroll else []
+        avail = room - len(above)
+        hidden = shown[avail - 1:] if len(shown) > avail else []
+        if hidden:
+            shown = shown[: avail - 1]
+        col_w = width // 2
+        self.inspector_drawn = []
+        for kind, item in title + above + shown:
+            if kind == "facts":
+                colour = STYLE_COLOURS["fact"]
+                self.inspector_drawn.extend(item)
+                for j, f in enumerate(item):
+                    name, _, value = f.partition("=")
+                    t1 = self.text(name, colour, font)
+                    fx = x + j * col_w
+                    screen.blit(t1, (fx, y))
+                    screen.blit(self.text("=" + value, (255, 255, 255), font), (fx + t1.get_width(), y))
+                y += lh
+                continue
+            text, style = item
+            self.inspector_drawn.append(text)
+            colour = STYLE_COLOURS.get(style, TEXT)
             if style in ("header", "title"):
                 y += 3
             if style in ("step_current", "goal_current"):
                 bar = pygame.Rect(rect.x + 6, y - 1, rect.width - 12, lh)
                 pygame.draw.rect(screen, (70, 64, 36), bar, border_radius=2)
-            screen.blit(self.text(text, colour, self.bold if style == "title" else font), (x, y))
+            screen.blit(self.text(self._fit(text, self.bold if style == "title" else font, width), colour,
+                                  self.bold if style == "title" else font), (x, y))
             y += (self.bold.get_linesize() + 1) if style == "title" else lh
-            k += 1
+        n_facts = sum(len(item) for kind, item in hidden if kind == "facts")
+        self.inspector_hidden = (len(hidden), n_facts)
+        if hidden:
+            what = f"{n_facts} more facts" if n_facts else f"{len(hidden)} more rows"
+            if n_facts and len(hidden) > sum(1 for kind, _ in hidden if kind == "facts"):
+                what = f"{len(hidden)} more rows ({n_facts} facts)"
+            screen.blit(self.text(f"\u25bc {what}: wheel over the panel scrolls", STYLE_COLOURS["warn"], font),
+                        (x, y))
+
+    def _draw_graph(self, screen: pygame.Surface, snap: Snapshot) -> None:
+        """The selected agent's goal graph over the map: the goal on the right, the actions that achieve its
+        conditions left of it, their preconditions' achievers further left (`goap.graph.layered`); the plan's
+        actions lit. Drawn once per graph and map size, then blitted."""
+        m = self.layout.map
+        graph = snap.graph[0] if snap.graph is not None else None
+        key = (m.size, snap.selected >= 0)
+        if self._graph_surf is None or self._graph_of is not graph or self._graph_key != key:
+            self._graph_surf = self._render_graph(m.size, snap)
+            self._graph_of, self._graph_key = graph, key
+        screen.blit(self._graph_surf, m.topleft)
+
+    def _render_graph(self, size: tuple[int, int], snap: Snapshot) -> pygame.Surface:
+        w, h = size
+        surf = pygame.Surface(size, pygame.SRCALPHA)
+        surf.fill((10, 12, 16, 215))
+        if snap.graph is None:
+            msg = "No goal: no graph (G hides it)" if snap.selected >= 0 else "Select an agent to see its goal graph"
+            surf.blit(self.text(msg, (255, 225, 90)), (16, 16))
+            return surf
+        graph, cells = snap.graph
+        font = self.font_tight
+        n_cols = max(c for c, _ in cells.values()) + 1
+        per_col: dict[int, int] = {}
+        for c, _ in cells.values():
+            per_col[c] = per_col.get(c, 0) + 1
+        col_w = max(1, (w - 24) // max(1, n_cols))
+        top = 34
+        centres: dict[str, tuple[int, int]] = {}
+        for node in graph.nodes:
+            c, r = cells[node.id]
+            dy = max(10, (h - top - 10) // max(1, per_col[c]))
+            centres[node.id] = (w - 12 - col_w // 2 - c * col_w, top + r * dy + dy // 2)
+        for a, b in graph.edges:
+            lit = a in graph.highlight and (b in graph.highlight or b.startswith("goal:"))
+            pygame.draw.line(surf, (255, 160, 60) if lit else (80, 86, 100), centres[a], centres[b], 2 if lit else 1)
+        colours = {"goal": (255, 225, 90), "action": (140, 200, 255), "condition": (190, 196, 205)}
+        for node in graph.nodes:
+            label = self._fit(node.label.split("\n")[0], font, col_w - 10)
+            t = self.text(label, colours[node.kind], font)
+            box = pygame.Rect(0, 0, t.get_width() + 8, t.get_height() + 4)
+            box.center = centres[node.id]
+            pygame.draw.rect(surf, (30, 33, 40), box, border_radius=3)
+            lit = node.id in graph.highlight
+            pygame.draw.rect(surf, (255, 160, 60) if lit else (70, 74, 86), box, 2 if lit else 1, border_radius=3)
+            surf.blit(t, (box.x + 4, box.y + 2))
+        goal = next((n.label.split("\n")[0] for n in graph.nodes if n.kind == "goal"), "?")
+        head = f"Goal graph: {goal} ({len(graph.ids('action'))} actions; plan lit)   G: hide"
+        surf.blit(self.text(head, (255, 255, 255), self.bold), (12, 8))
+        return surf
 
     def _draw_help(self, screen: pygame.Surface) -> None:
         m = self.layout.map

@@ -6,8 +6,10 @@ takes the latest snapshot, so a slow tick (a big planning batch) never blocks a 
 a half-updated tick. In synchronous mode (headless, tests) the caller ticks with `Simulation.step` instead.
 With the thread, a snapshot is built only after the window took the previous one, so at most one per frame.
 
-A snapshot holds only what a frame draws: per agent the position, the current action and the world's drawing
-arrays (team, alive); the selected agent's panel; the score. Brain arrays are read through
+A snapshot holds only what a frame draws: per agent the position, the current action, its idle reason (one device
+reduction after each tick, `goap.run_report.IdleStats`) and the world's drawing arrays (team, alive); the selected
+agent's panel, its explanation (the "why" panel, `goap.explain`, when shown) and its goal's subgraph (when
+shown); the score. Brain arrays are read through
 `goap.worldview.to_host` (a zero-copy view on the CPU, one device-to-host copy from CUDA) once per snapshot,
 and copied so the next tick cannot change a frame being drawn.
 """
@@ -24,7 +26,7 @@ import numpy as np
 
 from goap.runtime import TickStats
 from goap.worldview import WorldView, to_host
-from viewer.inspector import inspector_lines
+from viewer.inspector import goal_graph, inspector_lines, why_lines
 
 #: Sim speeds the +/- keys step through (ticks per second; 0 means as fast as it goes).
 SPEEDS = (1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 0.0)
@@ -46,6 +48,10 @@ class Snapshot:
     selected: int = -1
     inspector: list[tuple[str, str]] = field(default_factory=list)
     target: tuple[float, float] | None = None
+    idle_reasons: np.ndarray | None = None  # int8 [N]: goap.explain.IDLE_REASONS code of the last tick, -1 acting
+    plan_budget: int | None = None
+    why: list[tuple[str, str]] = field(default_factory=list)  # the selected agent's explanation (when shown)
+    graph: Any = None  # (goap.graph.Graph, {node: (column, row)}) of the selected agent's goal (when shown)
 
 
 class Simulation:
@@ -57,6 +63,11 @@ class Simulation:
         self.threaded = threaded
         self.paused = False
         self.selected = -1
+        self.show_why = False  # build the selected agent's explanation into each snapshot
+        self.show_graph = False  # build its goal's subgraph
+        from goap.run_report import IdleStats
+
+        self.idle = IdleStats(brain)  # one reduction after each tick: every agent's idle reason
         self._lock = threading.Lock()  # guards _snap (and the request fields below)
         self._wake = threading.Condition(self._lock)
         self._steps = 0  # single steps requested while paused
@@ -111,6 +122,18 @@ class Simulation:
         if not self.threaded:
             self.refresh()
 
+    def set_panels(self, why: bool | None = None, graph: bool | None = None) -> None:
+        """Show or hide the why panel and the goal graph; the next snapshot carries (or drops) them."""
+        with self._wake:
+            if why is not None:
+                self.show_why = bool(why)
+            if graph is not None:
+                self.show_graph = bool(graph)
+            self._dirty = True
+            self._wake.notify_all()
+        if not self.threaded:
+            self.refresh()
+
     def set_speed(self, ticks_per_second: float) -> None:
         with self._wake:
             self.ticks_per_second = float(ticks_per_second)
@@ -144,6 +167,7 @@ class Simulation:
         """One tick now, then publish a snapshot."""
         t = time.perf_counter()
         self._stats = self.brain.tick()
+        self.idle.update()
         now = time.perf_counter()
         self._tick_ms = (now - t) * 1000.0
         self._times.append(now)
@@ -182,6 +206,8 @@ class Simulation:
             arrays["alive"] = mask & arrays["alive"] if "alive" in arrays and len(arrays["alive"]) == len(mask) \
                 else np.array(mask, copy=True)
         needs_plan = getattr(b, "needs_plan", None)
+        why = why_lines(b, sel) if ok and self.show_why else []
+        graph = goal_graph(b, sel) if ok and self.show_graph else None
         return Snapshot(
             tick=int(b.tick_count),
             positions=np.array(view.positions(), dtype=np.float32, copy=True),
@@ -195,6 +221,10 @@ class Simulation:
             selected=sel if ok else -1,
             inspector=inspector_lines(b, self.world, sel) if ok else [],
             target=view.target_of(sel) if ok else None,
+            idle_reasons=to_host(self.idle.reasons, copy=True)[: b.n_agents],
+            plan_budget=getattr(b, "plan_budget", None),
+            why=why,
+            graph=graph,
         )
 
     def _run(self) -> None:

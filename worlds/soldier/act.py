@@ -15,6 +15,7 @@ import warp as wp
 
 from goap.kernels.agents import Agents, set_alive
 from goap.kernels.codes import DONE, FAILED, RUNNING
+from goap.world import fail_reason_code
 from worlds.soldier.geometry import (
     back_x,
     bin_of,
@@ -76,6 +77,17 @@ from worlds.soldier.layout import (
 
 wp.set_module_options({"enable_backward": False})
 
+# Why an action failed (``agents.fail_reason``), codes of the shared table `goap.world.FAIL_REASONS`.
+R_TARGET_LOST = wp.constant(fail_reason_code("target_lost"))
+R_TARGET_IN_COVER = wp.constant(fail_reason_code("target_in_cover"))
+R_OUT_OF_AMMO = wp.constant(fail_reason_code("out_of_ammo"))
+R_OUT_OF_RANGE = wp.constant(fail_reason_code("out_of_range"))
+R_NO_FREE_SITE = wp.constant(fail_reason_code("no_free_site"))
+R_TIMED_OUT = wp.constant(fail_reason_code("timed_out"))
+R_NOT_AT_SITE = wp.constant(fail_reason_code("not_at_site"))
+R_NOT_READY = wp.constant(fail_reason_code("not_ready"))
+R_DEAD = wp.constant(fail_reason_code("dead"))
+
 
 @wp.func
 def release_slot(f: Field, t: Troops, i: int):
@@ -132,6 +144,18 @@ def award_cover(f: Field, t: Troops):
         wp.atomic_sub(f.wall_free, f.slot_wall[s], 1)
 
 
+@wp.func
+def shot_blocked(t: Troops, i: int, tgt: int) -> int:
+    """Why a shot cannot be fired at ``tgt`` now: the reason code (0: nothing stops it)."""
+    if tgt < 0 or t.visible[i] == 0:
+        return R_TARGET_LOST
+    if t.covered[i] != 0:
+        return R_TARGET_IN_COVER
+    if t.drawn[i] == 0:
+        return R_NOT_READY
+    return 0
+
+
 @wp.kernel
 def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp.array(dtype=wp.int64),
                  agents: Agents):
@@ -146,6 +170,7 @@ def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp
         return
     if t.alive[i] == 0:
         agents.action_status[i] = wp.int8(FAILED)
+        agents.fail_reason[i] = R_DEAD
         return
     now = clock[0]
     ticks = agents.action_ticks[i]
@@ -154,6 +179,7 @@ def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp
     tgt = t.target[i]
     rng = wp.rand_init(f.seed + 7919 * now, i)
     status = RUNNING
+    reason = int(0)  # goap.world.FAIL_REASONS: why, when status becomes FAILED
     # a slot is held only while going to it, crouching at it or crouched (and any other move leaves it)
     moving = (a == A_APPROACH or a == A_SEARCH or a == A_FLANK or a == A_GO_ARMORY or a == A_GO_MEDBAY
               or a == A_FLEE or a == A_ADVANCE)
@@ -167,8 +193,10 @@ def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp
                 status = DONE
         elif c < 0:
             status = FAILED  # no free slot left near here
+            reason = R_NO_FREE_SITE
         if status == RUNNING and ticks >= f.move_timeout:
             status = FAILED
+            reason = R_TIMED_OUT
     elif a == A_TAKE_COVER:
         s = t.slot[i]
         if s >= 0 and wp.length(f.slot_pos[s] - p) < 0.5:
@@ -176,6 +204,7 @@ def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp
             status = DONE
         else:
             status = FAILED
+            reason = R_NOT_AT_SITE
     elif a == A_LEAVE_COVER:
         release_slot(f, t, i)
         status = DONE
@@ -188,6 +217,9 @@ def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp
     elif a == A_RELOAD:
         if t.magazines[i] <= 0 or t.drawn[i] == 0:
             status = FAILED
+            reason = R_NOT_READY
+            if t.magazines[i] <= 0:
+                reason = R_OUT_OF_AMMO
         elif ticks >= 1:
             t.ammo[i] = MAX_AMMO
             t.magazines[i] = t.magazines[i] - 1
@@ -195,8 +227,10 @@ def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp
     elif a == A_SHOOT:
         if tgt < 0 or t.visible[i] == 0 or t.covered[i] != 0 or t.drawn[i] == 0:
             status = FAILED
+            reason = shot_blocked(t, i, tgt)
         elif t.ammo[i] < 1:
             status = FAILED
+            reason = R_OUT_OF_AMMO
         elif (now + i) % 2 == 0:  # a burst every other tick: aim, fire
             t.ammo[i] = t.ammo[i] - 1
             if t.ammo[i] == 0 and t.magazines[i] > 0:  # a fresh magazine mid-fight: part of shooting, no plan
@@ -218,6 +252,9 @@ def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp
     elif a == A_SUPPRESS:
         if tgt < 0 or t.visible[i] == 0 or t.ammo[i] < 3 or t.drawn[i] == 0:
             status = FAILED
+            reason = shot_blocked(t, i, tgt)
+            if reason == 0:
+                reason = R_OUT_OF_AMMO
         else:
             t.ammo[i] = t.ammo[i] - 3
             wp.atomic_max(t.suppressed_until, tgt, now + f.suppress_ticks)
@@ -227,6 +264,13 @@ def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp
     elif a == A_GRENADE:
         if tgt < 0 or t.visible[i] == 0 or t.grenades[i] < 1 or t.drawn[i] != 0 or t.tdist[i] > f.grenade_range:
             status = FAILED
+            reason = R_TARGET_LOST
+            if tgt >= 0 and t.visible[i] != 0:
+                reason = R_OUT_OF_RANGE
+                if t.grenades[i] < 1:
+                    reason = R_OUT_OF_AMMO
+                elif t.drawn[i] != 0:
+                    reason = R_NOT_READY
         else:
             t.grenades[i] = t.grenades[i] - 1
             wp.atomic_max(t.last_shot, tgt, now)
@@ -238,6 +282,11 @@ def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp
     elif a == A_MELEE:
         if tgt < 0 or t.tdist[i] > f.melee_range or t.health[i] < 2:
             status = FAILED
+            reason = R_TARGET_LOST
+            if tgt >= 0:
+                reason = R_OUT_OF_RANGE
+                if t.health[i] < 2:
+                    reason = R_NOT_READY
         else:
             wp.atomic_max(t.last_shot, tgt, now)
             if wp.randf(rng) < 0.7:
@@ -248,6 +297,7 @@ def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp
     elif a == A_APPROACH:
         if tgt < 0:
             status = FAILED
+            reason = R_TARGET_LOST
         else:
             dest = t.tpos[i]
             dv = dest - p
@@ -259,9 +309,11 @@ def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp
                 status = DONE
             elif ticks >= f.move_timeout:
                 status = FAILED
+                reason = R_TIMED_OUT
     elif a == A_SEARCH:
         if tgt < 0:
             status = FAILED
+            reason = R_TARGET_LOST
         elif t.visible[i] != 0:
             status = DONE
         else:
@@ -274,6 +326,7 @@ def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp
                 status = DONE
             elif ticks >= f.move_timeout:
                 status = FAILED
+                reason = R_TIMED_OUT
     elif a == A_FLANK:
         ts = t.tslot[i]
         if tgt < 0 or ts < 0:
@@ -291,6 +344,7 @@ def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp
                 status = DONE
             elif ticks >= f.move_timeout:
                 status = FAILED
+                reason = R_TIMED_OUT
     elif a == A_GO_ARMORY or a == A_GO_MEDBAY:
         med = 0
         if a == A_GO_MEDBAY:
@@ -301,27 +355,34 @@ def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp
             status = DONE  # inside the room: what the next sense reports as ``at``
         elif ticks >= 2 * f.move_timeout:
             status = FAILED
+            reason = R_TIMED_OUT
     elif a == A_AMMO:
         if t.at[i] == AT_ARMORY:
             t.magazines[i] = MAX_MAGS
             status = DONE
         else:
             status = FAILED
+            reason = R_NOT_AT_SITE
     elif a == A_GRENADES:
         if t.at[i] == AT_ARMORY:
             t.grenades[i] = MAX_GREN
             status = DONE
         else:
             status = FAILED
+            reason = R_NOT_AT_SITE
     elif a == A_MEDKIT:
         if t.at[i] == AT_MEDBAY:
             t.medkit[i] = 1
             status = DONE
         else:
             status = FAILED
+            reason = R_NOT_AT_SITE
     elif a == A_HEAL:
         if t.medkit[i] == 0 or t.drawn[i] != 0:
             status = FAILED
+            reason = R_NOT_READY
+            if t.medkit[i] == 0:
+                reason = R_OUT_OF_AMMO
         elif ticks >= 1:
             t.health[i] = wp.min(t.health[i] + 2, MAX_HEALTH)
             t.medkit[i] = 0
@@ -337,20 +398,24 @@ def act_soldiers(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), stats: wp
             status = DONE
         elif ticks >= 2 * f.move_timeout:
             status = FAILED
+            reason = R_TIMED_OUT
     elif a == A_ADVANCE:
         o = f.squad_obj[squad_of(f, i)]
         if move_toward(f, t, i, free_spot(f, i, objective_pos(f, o), f.objective_radius - 1.0), f.speed):
             status = DONE
         elif ticks >= 3 * f.move_timeout:
             status = FAILED
+            reason = R_TIMED_OUT
     elif a == A_GUARD:
         if t.at[i] != AT_OBJECTIVE:
             status = FAILED
+            reason = R_NOT_AT_SITE
         elif ticks + 1 >= f.guard_ticks + int(8.0 * hash01(i, now - ticks)) or t.visible[i] != 0:
             # shifts vary by up to 8 ticks, so a squad that arrived together does not ask for plans together
             t.secured_tick[i] = now + 1  # the shift is over (or the guard spotted an enemy and reports it)
             status = DONE
     agents.action_status[i] = wp.int8(status)
+    agents.fail_reason[i] = reason
 
 
 @wp.kernel
@@ -406,6 +471,7 @@ def settle_attacks(f: Field, t: Troops, clock: wp.array(dtype=wp.int32), agents:
             agents.action_status[i] = wp.int8(DONE)
     elif a == A_SHOOT and t.ammo[i] < 1:
         agents.action_status[i] = wp.int8(FAILED)
+        agents.fail_reason[i] = R_OUT_OF_AMMO
 
 
 @wp.kernel

@@ -447,6 +447,10 @@ def sense_soldiers(
             p_kill = 10.0
         else:
             p_kill = 6.0
+        if mags == 0 and ammo < 4 and gren == 0 and d > 3.0 * f.melee_range:
+            # running dry: a firefight with the last bursts ends with an empty rifle (shoot FAILED, out of
+            # ammo) more often than with a kill, so restocking (9) comes first unless the enemy is at arm's length
+            p_kill = wp.min(p_kill, 8.0)
     p_ready = float(0.0)
     if ammo < 4 and mags > 0:
         p_ready = 5.0

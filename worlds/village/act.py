@@ -17,6 +17,7 @@ import warp as wp
 
 from goap.kernels.agents import Agents
 from goap.kernels.codes import DONE, FAILED, RUNNING
+from goap.world import fail_reason_code
 from worlds.village.geometry import (
     C_BIG,
     C_MAX_SEARCH,
@@ -40,6 +41,10 @@ from worlds.village.geometry import (
 )
 
 wp.set_module_options({"enable_backward": False})
+
+# Why an action failed (``agents.fail_reason``), codes of the shared table `goap.world.FAIL_REASONS`.
+R_SITE_TAKEN = wp.constant(fail_reason_code("site_taken"))
+R_NO_FREE_SITE = wp.constant(fail_reason_code("no_free_site"))
 
 
 @wp.kernel
@@ -209,6 +214,9 @@ def advance_kernel(
         v.waited[i] = v.waited[i] + 1
         if v.waited[i] > C_MAX_WAIT or v.found_any[i] == 0:
             agents.action_status[i] = wp.int8(FAILED)
+            agents.fail_reason[i] = R_NO_FREE_SITE
+            if v.found_any[i] != 0:
+                agents.fail_reason[i] = R_SITE_TAKEN  # there are sites of the kind: others hold them all
             wp.atomic_add(tallies, T_NO_SITE, wp.int64(1))
         else:
             agents.action_status[i] = wp.int8(RUNNING)
@@ -231,6 +239,7 @@ def advance_kernel(
             arrived = False
     elif ac.kind[a] >= 0 or walk:  # a site was needed and none exists
         agents.action_status[i] = wp.int8(FAILED)
+        agents.fail_reason[i] = R_NO_FREE_SITE
         wp.atomic_add(tallies, T_NO_SITE, wp.int64(1))
         return
     done = False
