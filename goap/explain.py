@@ -12,7 +12,8 @@ and tools assert on, a ``text()`` for people and ``to_dict()`` for JSON. The wor
 the causes may not.
 
 Which actions an agent may use and which goals it may pursue, and at what priority, are read in one place,
-`agent_rules`: today the ``enabled`` row and the ``priorities`` row; agent types will be read there too.
+`agent_rules`: the agent's ``enabled`` and ``priorities`` rows narrowed by its agent type (the type's actions, the
+goals it selects at a priority > 0, its cost multipliers), as the brain's kernels and the planners apply them.
 """
 
 from __future__ import annotations
@@ -150,6 +151,7 @@ class Explanation:
     plan_budget: int | None = None
     world_failure: str | None = None
     replan_cause: str | None = None  #: why it last asked for a plan (`goap.codes.CAUSES`)
+    agent_type: str | None = None  #: the agent's type, when the domain declares types
     plan_is_old: bool = False  #: the plan shown is the one being replaced (the agent waits for a new one)
     remaining_cost: float | None = None  #: the cost of the plan's steps still to go
     bytes_copied: int = 0
@@ -169,6 +171,8 @@ class Explanation:
     def text(self) -> str:
         """A few lines a designer reads: the headline, the goals, the plan, then what blocks it."""
         who = f"agent {self.agent} at tick {self.tick}" if self.agent is not None else "problem"
+        if self.agent_type is not None:
+            who += f" ({self.agent_type})"
         out = [f"{who}: " + self.headline()]
         if self.goals:
             out.append("goals (best first):")
@@ -262,36 +266,36 @@ class AgentRules:
     allowed_actions: np.ndarray  # bool [A]
     allowed_goals: np.ndarray  # bool [G]
     priorities: np.ndarray  # float [G]
+    cost_scale: np.ndarray  # float [A]: the type's multiplier of each action's cost
+    agent_type: str = "default"
 
 
 def agent_rules(domain: Domain, rows: Mapping[str, np.ndarray]) -> AgentRules:
     """The agent's allowed actions and goal priorities from the domain and its rows: the one place that knows them.
 
-    Today an action is allowed when the agent's ``enabled`` entry is set, every goal is allowed, and a goal's
-    priority is the agent's ``priorities`` entry; a domain with agent types would narrow both by the agent's type
-    here, and every explanation (and the graph of one type) would follow.
+    An action is allowed when the agent's ``enabled`` entry is set and its type (``agent_type``, `Domain.types`)
+    may use it; a goal is allowed when the type gives it a priority > 0, and its priority is the agent's
+    ``priorities`` entry; the type's ``cost_scale`` multiplies the action costs (`Domain.action_cost`).
     """
-    n_goals = len(domain.goals)
+    t = int(np.asarray(rows.get("agent_type", 0)).reshape(-1)[0]) if "agent_type" in rows else 0
+    kind = domain.types[min(max(t, 0), len(domain.types) - 1)]
     enabled = np.asarray(rows.get("enabled", np.ones(len(domain.actions), bool)), dtype=bool).reshape(-1)
     prio = rows.get("priorities")
-    prio = np.array([g.priority for g in domain.goals], float) if prio is None else np.asarray(prio, float)
-    return AgentRules(enabled, np.ones(n_goals, dtype=bool), prio.reshape(-1))
+    prio = np.array(kind.priority, float) if prio is None else np.asarray(prio, float)
+    return AgentRules(enabled & np.array(kind.actions, dtype=bool), np.array(kind.priority, float) > 0,
+                      prio.reshape(-1), np.array(kind.cost_scale, float), kind.name)
 
 
 def type_actions(domain: Domain, agent_type: str) -> list[str]:
-    """The actions agents of ``agent_type`` may use (``goap graph --agent-type``), read beside `agent_rules`.
-
-    A domain declares types as ``domain.types``: a mapping from a type name to its rules, which name the
-    type's ``actions`` (all actions when it names none). A domain without types has none to choose from.
-    """
-    types = getattr(domain, "types", None) or {}
-    if not types:
+    """The actions agents of ``agent_type`` may use (``goap graph --agent-type``), read beside `agent_rules`."""
+    if not domain.declares_types:
         raise ValueError(f"domain '{domain.name}' declares no agent types")
-    if agent_type not in types:
-        raise ValueError(f"unknown agent type '{agent_type}' (types: {', '.join(map(str, types))})")
-    rules = types[agent_type]
-    allowed = rules.get("actions") if isinstance(rules, Mapping) else getattr(rules, "actions", None)
-    return list(domain.action_names) if not allowed else [a for a in domain.action_names if a in set(allowed)]
+    try:
+        kind = domain.types[domain.type_index(agent_type)]
+    except KeyError:
+        names = ", ".join(t.name for t in domain.types)
+        raise ValueError(f"unknown agent type '{agent_type}' (types: {names})") from None
+    return [a for a, ok in zip(domain.action_names, kind.actions, strict=True) if ok]
 
 
 # --- one agent of a brain --------------------------------------------------------------------------------------
@@ -424,15 +428,18 @@ def explain_rows(
     )
     cause = int(rows.get("replan_cause", 0))
     e.replan_cause = CAUSES[cause] if 0 < cause < len(CAUSES) else None
+    e.agent_type = rules.agent_type if domain.declares_types else None
     if goal >= 0 and length > 0:
-        e.plan = plan_steps(domain, state, plan_row[:length], costs, step)
+        e.plan = plan_steps(domain, state, plan_row[:length], costs, step, rules.cost_scale)
         e.plan_cost = float(rows.get("plan_cost", math.nan))
         e.remaining_cost = float(sum(s.cost for s in e.plan if not s.done))
         e.plan_is_old = bool(rows.get("needs_plan", False))
         if heuristic is not None and len(domain.actions) <= MAX_ESTIMATED_ACTIONS:
             # The state the plan started from is not kept: the estimate is made from the state the agent is in
             # now for the rest of the plan, so it is compared with the cost of the steps still to go.
-            h = heuristic(domain.goals[goal], costs.tolist(), rules.allowed_actions.tolist())
+            least = [domain.action_min_cost(a, float(costs[a]), float(rules.cost_scale[a]))
+                     for a in range(len(domain.actions))]
+            h = heuristic(domain.goals[goal], least, rules.allowed_actions.tolist())
             e.predicted_cost = float(h(state))
     if status == Status.TOO_LONG and goal >= 0:
         causes.append(Cause("too_long", domain.goals[goal].name, f"longer than the plan buffer of {max_plan_length}"))
@@ -519,19 +526,24 @@ def select_goals(domain: Domain, state: State, rules: AgentRules, cooldown: np.n
     return out
 
 
-def plan_steps(domain: Domain, state: State, plan: Sequence[int], costs: np.ndarray, step: int) -> list[PlanStep]:
+def plan_steps(domain: Domain, state: State, plan: Sequence[int], costs: np.ndarray, step: int,
+               scale: np.ndarray | None = None) -> list[PlanStep]:
     """The plan's steps with their costs and what each changes; the steps before ``step`` are done (their
-    effects already in ``state``), the rest are replayed from ``state``."""
+    effects already in ``state``; the state they ran in is not kept, so their cost is their least, the one the
+    heuristics charge), the rest are replayed from ``state`` and priced in the state each applies to, as the
+    planners price them (`Domain.action_cost`, with the agent's cost row and its type's multipliers)."""
+    scale = np.ones(len(domain.actions)) if scale is None else scale
     out = []
     cur = state
     for k, a in enumerate(int(x) for x in plan):
         action = domain.actions[a]
         if k < step:
-            out.append(PlanStep(action.name, float(costs[a]), True, {}))
+            out.append(PlanStep(action.name, domain.action_min_cost(a, float(costs[a]), float(scale[a])), True, {}))
             continue
         nxt = domain.apply(cur, action)
         changed = {f.name: f.format(nxt[j]) for j, f in enumerate(domain.facts) if nxt[j] != cur[j]}
-        out.append(PlanStep(action.name, float(costs[a]), False, changed))
+        out.append(PlanStep(action.name, domain.action_cost(a, cur, float(costs[a]), float(scale[a])), False,
+                            changed))
         cur = nxt
     return out
 

@@ -150,27 +150,24 @@ def test_bad_goal_and_agent_type_are_one_line_errors(tmp_path, capsys):
     assert code == 1 and "no agent types" in err
 
 
-def test_agent_type_narrows_the_actions():
+def test_agent_type_narrows_the_actions(tmp_path, capsys):
     from goap.domain_file import loads_domain
     from goap.graph import domain_graph
 
-    d = loads_domain(CAMP_TOML)
-
-    class Typed:  # a domain with types, as the types API declares them (name -> rules with their actions)
-        def __init__(self, d):
-            self.__dict__.update({k: getattr(d, k) for k in ("name", "facts", "actions", "goals")})
-            self._d = d
-            self.types = {"stoker": {"actions": ["sit", "light"]}, "anyone": {}}
-
-        def __getattr__(self, name):
-            return getattr(self._d, name)
-
+    typed = CAMP_TOML + '\n[types.stoker]\nactions = ["sit", "light"]\n\n[types.anyone]\n'
+    d = loads_domain(typed)
     from goap.explain import type_actions
 
-    allowed = type_actions(Typed(d), "stoker")
+    allowed = type_actions(d, "stoker")
     assert allowed == ["light", "sit"]
+    assert type_actions(d, "anyone") == d.action_names
+    path = tmp_path / "typed.toml"
+    path.write_text(typed)
+    code, _, err = run_cli(capsys, "graph", path, "--out", tmp_path / "g.dot", "--agent-type", "farmer")
+    assert code == 1 and "unknown agent type 'farmer'" in err
     g = domain_graph(d, goal="warm", actions=allowed)
     assert g.ids("action") == ["action:light", "action:sit"]
-    assert type_actions(Typed(d), "anyone") == d.action_names
     with pytest.raises(ValueError, match="unknown agent type 'cook'"):
-        type_actions(Typed(d), "cook")
+        type_actions(d, "cook")
+    with pytest.raises(ValueError, match="declares no agent types"):
+        type_actions(loads_domain(CAMP_TOML), "stoker")

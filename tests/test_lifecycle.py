@@ -510,3 +510,21 @@ def test_compact_turns_a_device_mask_into_a_list_every_command_takes():
     assert list(np.flatnonzero(h(brain.read_fact("hunger")))) == want
     with pytest.raises(ValueError, match="bool Warp array of 50"):
         brain.compact(np.ones(50, bool))
+
+
+def test_the_inspector_and_explain_name_the_agent_type():
+    from goap.explain import explain_agent
+    from viewer.inspector import inspector_lines
+
+    d = camp()
+    brain = Brain(d, 4, planner="reference", device="cpu")
+    brain.set_type([2], "medic")
+    brain.write_fact("wounded_near", True)
+    brain.tick()
+    lines = [text for text, _ in inspector_lines(brain, None, 2)]
+    assert any("type medic" in text for text in lines)
+    assert any("type guard" in text for text, _ in inspector_lines(brain, None, 0))
+    guard = explain_agent(brain, 0)
+    assert guard.agent_type == "guard" and guard.has("not_allowed", "heal")
+    medic = explain_agent(brain, 2)
+    assert medic.agent_type == "medic" and not medic.has("not_allowed", "heal") and medic.goal == "heal"

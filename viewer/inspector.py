@@ -63,6 +63,9 @@ def inspector_lines(brain: Any, world: Any, i: int) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = [(f"Agent {i}", "title")]
 
     body = []
+    if domain.declares_types:  # the agent's type (goap.domain.Domain.types): its actions, goals and costs
+        t = int(_scalar(brain, "agent_type", i, 0))
+        body.append(f"type {domain.types[t].name if 0 <= t < len(domain.types) else t}")
     pos = _row(world, "positions", i)
     if pos is not None and pos.shape[-1:] == (2,) and np.isfinite(pos).all():
         body.append(f"at ({pos[0]:.1f}, {pos[1]:.1f})")

@@ -266,13 +266,20 @@ class Commands:
             host = np.asarray(states, dtype=np.uint64)
             host = host.reshape(-1, W) if host.ndim == 1 and host.size % W == 0 else host
         elif isinstance(states, Sequence) and not isinstance(states, str | bytes):
-            if not all(isinstance(s, Mapping) for s in states):
-                raise ValueError("states must be None, a dict of facts, a list of dicts (one per agent) or packed "
-                                 f"uint64 rows [{k}, {W}]")
+            n_facts = len(self.domain.facts)
+
+            def is_state(s: Any) -> bool:  # a `goap.domain.State`: one value per fact
+                return isinstance(s, tuple | list) and len(s) == n_facts and all(
+                    isinstance(v, int | np.integer) and not isinstance(v, bool) for v in s)
+
+            if not all(isinstance(s, Mapping) or is_state(s) for s in states):
+                raise ValueError("states must be None, a dict of facts, a list of dicts or states (one per agent) "
+                                 f"or packed uint64 rows [{k}, {W}]")
             if len(states) not in (1, k):
                 raise ValueError(f"{len(states)} state dicts given for {k} agents")
             types = self._host_types(agent_type, len(states))
-            host = np.stack([self.tables.pack(self._type_state(t, s)) for t, s in zip(types, states, strict=True)]) \
+            host = np.stack([self.tables.pack(self._type_state(t, s) if isinstance(s, Mapping) else tuple(s))
+                             for t, s in zip(types, states, strict=True)]) \
                 if len(states) else np.zeros((0, W), np.uint64)
         else:
             raise ValueError(f"states must be None, a dict of facts, a list of dicts (one per agent) or packed uint64 "
