@@ -174,7 +174,9 @@ def test_bad_types_in_json_and_duplicates():
     e = _error(json.dumps(spec, indent=2), "json")
     assert "action 'move'" in str(e) and "finite" in str(e)
     dup = MEDIC.replace('[types.runner]', '[types.medic]')
-    assert "malformed TOML" in str(_error(dup))
+    e = _error(dup)
+    second = [i for i, x in enumerate(dup.split("\n"), 1) if x == "[types.medic]"][1]
+    assert "declare ('types', 'medic') twice" in str(e) and e.line == second
     text = json.dumps(domain_to_spec(medic_domain()), indent=2)
     text = text.replace('"runner": {', '"medic": {')
     e = _error(text, "json")
