@@ -499,3 +499,30 @@ def test_goap_validate_prints_the_type_warnings(tmp_path, capsys):
     assert "type 'runner': goal 'healthy' can never be reached" in out + err
     code, _, _ = run_cli(capsys, "validate", "--strict", path)
     assert code == 1
+
+
+@pytest.mark.parametrize("heuristic", ["hmax_depth2", "lmcut"])
+def test_terms_over_signed_ints_clamp_and_match(heuristic):
+    """Terms read the fact's value, not its encoding (min -3): a cost that goes negative is clamped to 0, in both
+    planners, and the plans are the optimal ones brute force finds."""
+    d = (DomainBuilder("signed").int("mood", -3, 3).int("steps", 0, 4)
+         .action("walk", cost=1, cost_per={"mood": 1}, effects={"steps": "+= 1"})
+         .action("cheer", cost=0.5, effects={"mood": "+= 2"})
+         .action("sulk", cost=0.5, effects={"mood": "-= 3"})
+         .goal("far", want={"steps": 4}).build())
+    ref = ReferencePlanner(d, heuristic=heuristic)
+    fast = make_planner("warp", ref.tables, heuristic=heuristic, device=DEVICE)
+    values = np.array([[m, s] for m in range(-3, 4) for s in range(0, 5)], dtype=np.int64)
+    states = ref.tables.pack_states(values)
+    goals = np.zeros(len(values), np.int32)
+    r = ref.plan(states, goals)
+    assert_same(r, fast.plan(states, goals))
+    base, scale, usable = [a.cost for a in d.actions], [1.0] * 3, [True] * 3
+    for i, (m, s) in enumerate(values):
+        assert float(r.cost[i]) == dijkstra(d, (int(m), int(s)), d.goals[0], base, scale, usable)
+    # From mood -3 walking is free (1 + -3 clamps to 0): four walks, cost 0.
+    i = int(np.flatnonzero((values[:, 0] == -3) & (values[:, 1] == 0))[0])
+    assert r.plan_names(i, d) == ["walk"] * 4 and r.cost[i] == 0
+    # From mood 3: sulk once (0.5, mood 0), then four walks at 1 each... or sulk twice to -3 (1.0) and walk free.
+    j = int(np.flatnonzero((values[:, 0] == 3) & (values[:, 1] == 0))[0])
+    assert r.cost[j] == 1.0 and r.plan_names(j, d)[:2] == ["sulk", "sulk"]
