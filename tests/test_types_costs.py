@@ -526,3 +526,19 @@ def test_terms_over_signed_ints_clamp_and_match(heuristic):
     # From mood 3: sulk once (0.5, mood 0), then four walks at 1 each... or sulk twice to -3 (1.0) and walk free.
     j = int(np.flatnonzero((values[:, 0] == 3) & (values[:, 1] == 0))[0])
     assert r.cost[j] == 1.0 and r.plan_names(j, d)[:2] == ["sulk", "sulk"]
+
+
+def test_type_tables():
+    d = medic_domain()
+    t = encode(d)
+    for i in range(len(d.types)):
+        np.testing.assert_array_equal(t.type_states[i], t.pack(d.type_state(i)))
+        np.testing.assert_array_equal(t.type_allowed[i], d.types[i].actions)
+        np.testing.assert_array_equal(t.type_scale[i], d.types[i].cost_scale)
+        np.testing.assert_array_equal(t.type_priority[i], np.float32(d.types[i].priority))
+    assert t.typed == 1 and t.has_terms == 1 and t.n_types == 2
+    np.testing.assert_array_equal(t.term_start, [0, 0, 2, 2])
+    np.testing.assert_array_equal(t.term_min, [0.0, 0.0])  # both coefficients positive: the low ends, 0
+    np.testing.assert_array_equal(t.min_cost, [2.0, 1.0, 1.0])
+    plain = encode(DomainBuilder("p").bool("a").action("x", effects={"a": True}).goal("g", want={"a": True}).build())
+    assert plain.typed == 0 and plain.has_terms == 0 and plain.type_states.shape == (1, 1)
