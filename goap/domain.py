@@ -521,7 +521,9 @@ def _parse_cost(domain: Domain, raw: Any) -> tuple[float, tuple[tuple[int, float
     if extra:
         key = sorted(extra)[0]
         raise _ItemError(f"unknown key {_show(key)} in a cost table (expected base, per)", key)
-    base = raw.get("base", 0)
+    if "base" not in raw:
+        raise _ItemError("a cost table needs 'base' (the cost before its terms), as in { base = 2, per = { f = 0.5 } }")
+    base = raw["base"]
     if not _number_within(base, 0, MAX_COST):
         raise _ItemError(f"cost base must be a finite number in 0..{bound}, got {_show(base)}", "base")
     per = raw.get("per", {})

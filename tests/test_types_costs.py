@@ -150,6 +150,7 @@ def _line_of(text: str, needle: str) -> int:
          "per = { speed"),
         ("base = 1, per", "base = -1, per", ["action 'move'", "base"], "base = -1"),
         ("base = 1, per", "bias = 1, per", ["action 'move'", "unknown key 'bias'"], "bias = 1"),
+        ("{ base = 1, per", "{ per", ["action 'move'", "needs 'base'"], "cost = { per"),
     ],
 )
 def test_bad_types_and_terms_name_the_item_the_key_and_the_line(old, new, words, needle):
