@@ -541,6 +541,11 @@ def _parse_cost(domain: Domain, raw: Any) -> tuple[float, tuple[tuple[int, float
             raise _ItemError(f"cost per unit of '{fname}' must be a finite number in -{bound}..{bound}, got "
                              f"{_show(k)}", "per", fname)
         terms.append((f, float(k)))
+    fact_of = domain.facts
+    most = float(base) + sum(max(k * float(fact_of[f].min), k * float(fact_of[f].max)) for f, k in terms)
+    if most > MAX_COST:
+        raise _ItemError(f"cost can reach {most:.3g} with its terms at their fact's ends, above {bound} "
+                         "(the most an action may cost)", "per")
     return float(base), tuple(terms)
 
 

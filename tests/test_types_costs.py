@@ -151,6 +151,8 @@ def _line_of(text: str, needle: str) -> int:
         ("base = 1, per", "base = -1, per", ["action 'move'", "base"], "base = -1"),
         ("base = 1, per", "bias = 1, per", ["action 'move'", "unknown key 'bias'"], "bias = 1"),
         ("{ base = 1, per", "{ per", ["action 'move'", "needs 'base'"], "cost = { per"),
+        ("fatigue = 0.5, wounded = 2 }", "fatigue = 1e12, wounded = 2 }", ["action 'move'", "above 1e12"],
+         "fatigue = 1e12"),
     ],
 )
 def test_bad_types_and_terms_name_the_item_the_key_and_the_line(old, new, words, needle):
