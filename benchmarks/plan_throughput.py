@@ -23,6 +23,10 @@ Further sections (``--sections``, comma separated; all by default):
     optimal     with default options, every problem of the village and random sets that uniform-cost search
                 solves: ok and optimal? (and the memory per agent at the first pool)
     pddl        the IPC tasks of benchmarks/pddl with default options: solved, optimal, seconds each (slow)
+    costs       what cost terms and agent types cost the Warp planner: the soldier domain as it is, with a cost
+                term on its moves (wounded soldiers walk slower), with two agent types, and with both; plans per
+                CPU-second (one thread, hmax_depth2) on the same distinct queries, and agreement with the
+                reference on a sample
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ from goap.planners.base import HEURISTICS, PDDL_HEURISTIC, PlanBatch, Status  # 
 from goap.planners.reference import ReferencePlanner  # noqa: E402
 from goap.planners.warp_astar import WarpAStarPlanner  # noqa: E402
 
-SECTIONS = ("throughput", "heuristics", "soldier", "overhead", "optimal", "pddl")
+SECTIONS = ("throughput", "heuristics", "soldier", "overhead", "optimal", "pddl", "costs")
 
 
 def domains(facts: list[int]) -> list[tuple[str, object]]:
@@ -96,7 +100,7 @@ def main() -> None:
     ap.add_argument("--max-nodes", type=int, default=1024)
     ap.add_argument("--quick", action="store_true", help="batches of 1,000 only, one repeat")
     ap.add_argument("--no-startup", action="store_true", help="skip the cold/cached start-up measurement")
-    ap.add_argument("--sections", default=",".join(s for s in SECTIONS if s != "pddl"),
+    ap.add_argument("--sections", default=",".join(s for s in SECTIONS if s not in ("pddl", "costs")),
                     help=f"comma-separated sections to run, of: {', '.join(SECTIONS)}")
     ap.add_argument("--queries", type=int, default=20_000, help="distinct soldier queries (section soldier)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/results/plan_throughput.json"))
@@ -483,8 +487,56 @@ def pddl(args: argparse.Namespace) -> dict:
     return {"tasks": rows, "optimal": n_opt, "optimal_within_60s": within, "total": len(rows)}
 
 
+def soldier_variants() -> dict[str, tuple[object, bool]]:
+    """The soldier domain plain, with cost terms, with agent types, with both (domain, whether rows get types)."""
+    from goap.domain import domain_from_spec
+    from goap.domain_file import domain_to_spec
+
+    plain = load_domain(ROOT / "worlds/soldier/domain.toml")
+    spec = domain_to_spec(plain)
+    terms = json.loads(json.dumps(spec))
+    for name, action in terms["actions"].items():
+        if name.startswith("go_to_"):  # a wounded soldier walks slower: base + 2 at health 0, base at health 4
+            action["cost"] = {"base": action["cost"] + 2, "per": {"health": -0.5}}
+    kinds = {"rifleman": {}, "medic": {"actions": [a for a in spec["actions"] if a != "throw_grenade"],
+                                       "cost": {"shoot": 1.5}, "priority": {g: 1 for g in list(spec["goals"])[:1]}}}
+    typed, both = json.loads(json.dumps(spec)), json.loads(json.dumps(terms))
+    typed["types"] = both["types"] = kinds
+    return {"plain": (plain, False), "terms": (domain_from_spec(terms), False),
+            "types": (domain_from_spec(typed), True), "terms+types": (domain_from_spec(both), True)}
+
+
+def costs(args: argparse.Namespace) -> dict:
+    """Plans per CPU-second of the soldier domain with and without cost terms and agent types (same queries)."""
+    n = args.queries
+    repeats = 1 if args.quick else args.repeats
+    out: dict = {"queries": n, "heuristic": "hmax_depth2", "threads": 1, "rows": []}
+    base = None
+    for name, (domain, typed) in soldier_variants().items():
+        values, goals = distinct_queries(domain, n, seed=11)
+        ref = ReferencePlanner(domain)
+        states = ref.tables.pack_states(values)
+        types = (np.arange(n) % 2).astype(np.int32) if typed else None
+        fast = WarpAStarPlanner(ref.tables, device="cpu", threads=1)
+        fast.plan(states[:256], goals[:256], types=None if types is None else types[:256])
+        cpu, wall, batch = cpu_timed(lambda f=fast, s=states, g=goals, t=types: f.plan(s, g, types=t), repeats)
+        k = min(n, args.ref_sample)
+        r = ref.plan(states[:k], goals[:k], types=None if types is None else types[:k])
+        agree = bool(np.array_equal(r.status, batch.status[:k]) and np.array_equal(r.cost, batch.cost[:k],
+                                                                                     equal_nan=True))
+        row = {"variant": name, "plans_per_cpu_second": n / cpu, "cpu_seconds": cpu, "wall_seconds": wall,
+               "expanded_mean": float(batch.expanded.mean()), "statuses": batch.counts(),
+               "agrees_with_reference": agree}
+        base = base or row["plans_per_cpu_second"]
+        row["relative_to_plain"] = row["plans_per_cpu_second"] / base
+        out["rows"].append(row)
+        print(f"soldier {name:12s} {row['plans_per_cpu_second']:>10,.0f} plans/CPU-s ({row['relative_to_plain']:.2f}x "
+              f"plain)  expanded {row['expanded_mean']:.1f}  agrees with the reference: {agree}", flush=True)
+    return out
+
+
 SECTION_FUNCS = {"throughput": throughput, "heuristics": heuristics, "soldier": soldier, "overhead": overhead,
-                 "optimal": optimal, "pddl": pddl}
+                 "optimal": optimal, "pddl": pddl, "costs": costs}
 
 
 if __name__ == "__main__":

@@ -346,11 +346,22 @@ def cmd_describe(args: argparse.Namespace) -> int:
     for a in domain.actions:
         pre = " ".join(_cond_text(domain, c) for c in a.pre) or "-"
         eff = " ".join(_effect_text(domain, e) for e in a.effects)
-        rows.append([a.name, f"{a.cost:g}", pre, eff])
+        terms = "".join(f"{k:+g}*{domain.facts[f].name}" for f, k in a.cost_terms)
+        rows.append([a.name, f"{a.cost:g}{terms}", pre, eff])
     _table(["action", "cost", "pre", "effects"], rows)
     print()
     rows = [[g.name, f"{g.priority:g}", " ".join(_cond_text(domain, c) for c in g.want)] for g in domain.goals]
     _table(["goal", "priority", "want"], rows)
+    if domain.declares_types:
+        print()
+        rows = []
+        for t_ in domain.types:
+            allowed = [a.name for a, ok in zip(domain.actions, t_.actions, strict=True) if ok]
+            scaled = [f"{a.name}*{k:g}" for a, k in zip(domain.actions, t_.cost_scale, strict=True) if k != 1.0]
+            rows.append([t_.name, " ".join(allowed) if len(allowed) < len(domain.actions) else "all",
+                         " ".join(scaled) or "-", domain.describe_state(domain.type_state(t_.name))
+                         if t_.facts else "-"])
+        _table(["type", "actions", "cost", "default state"], rows)
     per_agent = t.bytes_per_agent(args.max_nodes, args.max_plan_length)
     print(
         f"\nwarp planner memory: {per_agent:,} bytes per agent at max_nodes={args.max_nodes}, "

@@ -529,7 +529,9 @@ def _parse_cost(domain: Domain, raw: Any) -> tuple[float, tuple[tuple[int, float
     if extra:
         key = sorted(extra)[0]
         raise _ItemError(f"unknown key {_show(key)} in a cost table (expected base, per)", key)
-    base = raw.get("base", 0)
+    if "base" not in raw:
+        raise _ItemError("a cost table needs 'base' (the cost before its terms), as in { base = 2, per = { f = 0.5 } }")
+    base = raw["base"]
     if not _number_within(base, 0, MAX_COST):
         raise _ItemError(f"cost base must be a finite number in 0..{bound}, got {_show(base)}", "base")
     per = raw.get("per", {})
@@ -547,6 +549,11 @@ def _parse_cost(domain: Domain, raw: Any) -> tuple[float, tuple[tuple[int, float
             raise _ItemError(f"cost per unit of '{fname}' must be a finite number in -{bound}..{bound}, got "
                              f"{_show(k)}", "per", fname)
         terms.append((f, float(k)))
+    fact_of = domain.facts
+    most = float(base) + sum(max(k * float(fact_of[f].min), k * float(fact_of[f].max)) for f, k in terms)
+    if most > MAX_COST:
+        raise _ItemError(f"cost can reach {most:.3g} with its terms at their fact's ends, above {bound} "
+                         "(the most an action may cost)", "per")
     return float(base), tuple(terms)
 
 

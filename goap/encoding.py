@@ -13,8 +13,9 @@ Costs: ``cost`` is each action's base, ``min_cost`` its least cost over every st
 what the heuristics charge at the domain's costs). Cost terms in compressed rows: action a's terms are
 ``term_fact[k]``, ``term_per[k]`` for k in ``term_start[a]:term_start[a + 1]``, ``term_min[k]`` = ``min(per * lo,
 per * hi)`` over the fact's range (added in that order, as `Domain.action_min_cost` adds them); ``has_terms`` is 0
-when no action has any (the kernels then skip the term loop). Agent types: ``type_allowed[T, A]`` and
-``type_scale[T, A]``; ``typed`` is 0 when the domain declares no types (the kernels then skip the lookups).
+when no action has any (the kernels then skip the term loop). Agent types: ``type_allowed[T, A]``,
+``type_scale[T, A]``, ``type_priority[T, G]`` and ``type_states[T, W]`` (each type's default state, packed);
+``typed`` is 0 when the domain declares no types (the kernels then skip the lookups).
 """
 
 from __future__ import annotations
@@ -186,6 +187,7 @@ class DomainTables:
     type_allowed: np.ndarray  # bool[T, A]
     type_scale: np.ndarray  # float64[T, A]
     type_priority: np.ndarray  # float32[T, G], per type the domain goals' priorities
+    type_states: np.ndarray  # uint64[T, W], per type its agents' default state, packed (Domain.type_state)
 
     @property
     def has_terms(self) -> int:
@@ -378,6 +380,7 @@ def encode(domain: Domain) -> DomainTables:
         type_allowed=np.array([t.actions for t in types], dtype=np.bool_).reshape(len(types), A),
         type_scale=np.array([t.cost_scale for t in types], dtype=np.float64).reshape(len(types), A),
         type_priority=np.array([t.priority for t in types], dtype=np.float32).reshape(len(types), len(domain.goals)),
+        type_states=_pack_rows(domain, layout, [domain.type_state(i) for i in range(len(types))]),
     )
 
 
@@ -483,6 +486,15 @@ def fingerprint(domain: Domain) -> str:
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
+def _pack_rows(domain: Domain, layout: Layout, states: Sequence[State]) -> np.ndarray:
+    """States (value tuples, already in range) packed as uint64[len(states), W], as `DomainTables.pack_states`."""
+    out = np.zeros((len(states), layout.n_words), dtype=np.uint64)
+    for r, state in enumerate(states):
+        for f, v in enumerate(state):
+            out[r, layout.word[f]] |= np.uint64((int(v) - int(layout.min[f])) << int(layout.shift[f]))
+    return out
+
+
 def _cond_item(domain: Domain, layout: Layout, c: Condition) -> tuple[int, int, int, int, int]:
     f = domain.fact_index(c.fact)
     k = c.value - int(layout.min[f])

@@ -150,6 +150,9 @@ def _line_of(text: str, needle: str) -> int:
          "per = { speed"),
         ("base = 1, per", "base = -1, per", ["action 'move'", "base"], "base = -1"),
         ("base = 1, per", "bias = 1, per", ["action 'move'", "unknown key 'bias'"], "bias = 1"),
+        ("{ base = 1, per", "{ per", ["action 'move'", "needs 'base'"], "cost = { per"),
+        ("fatigue = 0.5, wounded = 2 }", "fatigue = 1e12, wounded = 2 }", ["action 'move'", "above 1e12"],
+         "fatigue = 1e12"),
     ],
 )
 def test_bad_types_and_terms_name_the_item_the_key_and_the_line(old, new, words, needle):
@@ -174,7 +177,9 @@ def test_bad_types_in_json_and_duplicates():
     e = _error(json.dumps(spec, indent=2), "json")
     assert "action 'move'" in str(e) and "finite" in str(e)
     dup = MEDIC.replace('[types.runner]', '[types.medic]')
-    assert "malformed TOML" in str(_error(dup))
+    e = _error(dup)
+    second = [i for i, x in enumerate(dup.split("\n"), 1) if x == "[types.medic]"][1]
+    assert "declare ('types', 'medic') twice" in str(e) and e.line == second
     text = json.dumps(domain_to_spec(medic_domain()), indent=2)
     text = text.replace('"runner": {', '"medic": {')
     e = _error(text, "json")
@@ -497,3 +502,46 @@ def test_goap_validate_prints_the_type_warnings(tmp_path, capsys):
     assert "type 'runner': goal 'healthy' can never be reached" in out + err
     code, _, _ = run_cli(capsys, "validate", "--strict", path)
     assert code == 1
+
+
+@pytest.mark.parametrize("heuristic", ["hmax_depth2", "lmcut"])
+def test_terms_over_signed_ints_clamp_and_match(heuristic):
+    """Terms read the fact's value, not its encoding (min -3): a cost that goes negative is clamped to 0, in both
+    planners, and the plans are the optimal ones brute force finds."""
+    d = (DomainBuilder("signed").int("mood", -3, 3).int("steps", 0, 4)
+         .action("walk", cost=1, cost_per={"mood": 1}, effects={"steps": "+= 1"})
+         .action("cheer", cost=0.5, effects={"mood": "+= 2"})
+         .action("sulk", cost=0.5, effects={"mood": "-= 3"})
+         .goal("far", want={"steps": 4}).build())
+    ref = ReferencePlanner(d, heuristic=heuristic)
+    fast = make_planner("warp", ref.tables, heuristic=heuristic, device=DEVICE)
+    values = np.array([[m, s] for m in range(-3, 4) for s in range(0, 5)], dtype=np.int64)
+    states = ref.tables.pack_states(values)
+    goals = np.zeros(len(values), np.int32)
+    r = ref.plan(states, goals)
+    assert_same(r, fast.plan(states, goals))
+    base, scale, usable = [a.cost for a in d.actions], [1.0] * 3, [True] * 3
+    for i, (m, s) in enumerate(values):
+        assert float(r.cost[i]) == dijkstra(d, (int(m), int(s)), d.goals[0], base, scale, usable)
+    # From mood -3 walking is free (1 + -3 clamps to 0): four walks, cost 0.
+    i = int(np.flatnonzero((values[:, 0] == -3) & (values[:, 1] == 0))[0])
+    assert r.plan_names(i, d) == ["walk"] * 4 and r.cost[i] == 0
+    # From mood 3: sulk once (0.5, mood 0), then four walks at 1 each... or sulk twice to -3 (1.0) and walk free.
+    j = int(np.flatnonzero((values[:, 0] == 3) & (values[:, 1] == 0))[0])
+    assert r.cost[j] == 1.0 and r.plan_names(j, d)[:2] == ["sulk", "sulk"]
+
+
+def test_type_tables():
+    d = medic_domain()
+    t = encode(d)
+    for i in range(len(d.types)):
+        np.testing.assert_array_equal(t.type_states[i], t.pack(d.type_state(i)))
+        np.testing.assert_array_equal(t.type_allowed[i], d.types[i].actions)
+        np.testing.assert_array_equal(t.type_scale[i], d.types[i].cost_scale)
+        np.testing.assert_array_equal(t.type_priority[i], np.float32(d.types[i].priority))
+    assert t.typed == 1 and t.has_terms == 1 and t.n_types == 2
+    np.testing.assert_array_equal(t.term_start, [0, 0, 2, 2])
+    np.testing.assert_array_equal(t.term_min, [0.0, 0.0])  # both coefficients positive: the low ends, 0
+    np.testing.assert_array_equal(t.min_cost, [2.0, 1.0, 1.0])
+    plain = encode(DomainBuilder("p").bool("a").action("x", effects={"a": True}).goal("g", want={"a": True}).build())
+    assert plain.typed == 0 and plain.has_terms == 0 and plain.type_states.shape == (1, 1)

@@ -798,9 +798,13 @@ def heuristic(
 
 
 @functools.cache
-def astar_kernel(n_words: int) -> wp.Kernel:
-    """The A* kernel specialised for states of ``n_words`` words; one module per word count, built once."""
+def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Kernel:
+    """The A* kernel specialised for states of ``n_words`` words, with or without cost terms (``terms``) and agent
+    types (``typed``); one module per combination, built once. Without them the term loops and type lookups are
+    not compiled at all (``wp.static``): a domain that has neither runs the kernel it ran before they existed."""
     W = wp.constant(n_words)
+    TERMS = bool(terms)
+    TYPED = bool(typed)
 
     @wp.func
     def state_hash(node_state: wp.array2d(dtype=wp.uint64), r: int) -> wp.uint64:
@@ -890,17 +894,18 @@ def astar_kernel(n_words: int) -> wp.Kernel:
         inf = wp.float64(wp.inf)
         c_min = inf
         ty = int(0)
-        if dt.typed != 0 and q.has_types != 0:
-            ty = q.types[row]
+        if wp.static(TYPED):
+            if q.has_types != 0:
+                ty = q.types[row]
         for a in range(dt.n_actions):
             c = dt.cost[a]
             if q.has_costs != 0:
                 c = wp.float64(q.costs[row, a])
-            if dt.has_terms != 0:  # base + each term at its cheaper end, in declaration order, clamped at 0
+            if wp.static(TERMS):  # base + each term at its cheaper end, in declaration order, clamped at 0
                 for k in range(dt.term_start[a], dt.term_start[a + 1]):
                     c = c + dt.term_min[k]
                 c = wp.max(wp.float64(0.0), c)
-            if dt.typed != 0:
+            if wp.static(TYPED):
                 if ty < 0 or ty >= dt.type_allowed.shape[0]:
                     c = inf  # a type out of range (device inputs are not scanned): nothing usable, never a bad read
                 elif dt.type_allowed[ty, a]:
@@ -913,14 +918,14 @@ def astar_kernel(n_words: int) -> wp.Kernel:
             sc.act_cost[t, a] = c
             c_min = wp.min(c_min, c)
         rx = dt.relaxed
-        if s.heuristic == HEUR_HMAX_DEPTH2 and q.has_costs + q.has_enabled + dt.typed > 0:
+        if s.heuristic == HEUR_HMAX_DEPTH2 and q.has_costs + q.has_enabled + wp.static(int(TYPED)) > 0:
             for p in range(rx.n_pre):
                 best = inf
                 for k in range(rx.pre_ach_start[p], rx.pre_ach_start[p + 1]):
                     best = wp.min(best, sc.act_cost[t, rx.pre_ach_action[k]])
                 sc.pre_cost[t, p] = best
 
-        per_agent = q.has_costs + q.has_enabled + dt.typed
+        per_agent = q.has_costs + q.has_enabled + wp.static(int(TYPED))
         # No per-node tables for the truncated h_max: see unmet_goal_term.
         cheap = s.heuristic == HEUR_HMAX_DEPTH2 or s.heuristic == HEUR_HMAX_DEPTH1
         lay = dt.layout
@@ -971,14 +976,14 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                     continue
                 apply_action(sc.node_state, base + node, sc.node_state, spare, dt.eff_clear, dt.eff_set,
                              dt.eff_steps, a)
-                if dt.has_terms != 0:  # the exact cost in the state expanded (act_cost holds the least)
+                if wp.static(TERMS):  # the exact cost in the state expanded (act_cost holds the least)
                     if dt.term_start[a] != dt.term_start[a + 1]:
                         c = dt.cost[a]
                         if q.has_costs != 0:
                             c = wp.float64(q.costs[row, a])
                         c = term_cost(sc.node_state, base + node, dt.term_start, dt.term_fact, dt.term_per, lay.word,
                                       lay.shift, lay.mask, lay.min, a, c)
-                        if dt.typed != 0:
+                        if wp.static(TYPED):
                             c = dt.type_scale[ty, a] * c
                 g_child = g_node + c
                 slot = find_slot(sc.node_state, sc.table, t, base, spare, s.hash_mask)
@@ -1049,7 +1054,7 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                 for a in range(dt.n_actions):
                     c = sc.act_cost[t, a]
                     if found < 0 and not is_inf(c):
-                        if dt.has_terms != 0:
+                        if wp.static(TERMS):
                             if dt.term_start[a] != dt.term_start[a + 1]:
                                 c = exact_cost(sc.node_state, base + p, dt, q, row, ty, a)
                         if sc.node_g[t, p] + c == sc.node_g[t, n]:

@@ -168,7 +168,7 @@ class WarpAStarPlanner:
                       if p == self.max_nodes or self.bytes_per_agent(p) <= self._room]
 
         dev = self.device
-        self.kernel = astar.astar_kernel(self.tables.n_words)
+        self.kernel = astar.astar_kernel(self.tables.n_words, bool(self.tables.has_terms), bool(self.tables.typed))
         self.launcher = Launcher(dev, threads=self.threads)
         if self.threads > 1:
             cpu_pool(self.threads)  # the shared pool, grown to this planner's threads
