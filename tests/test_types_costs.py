@@ -545,3 +545,32 @@ def test_type_tables():
     np.testing.assert_array_equal(t.min_cost, [2.0, 1.0, 1.0])
     plain = encode(DomainBuilder("p").bool("a").action("x", effects={"a": True}).goal("g", want={"a": True}).build())
     assert plain.typed == 0 and plain.has_terms == 0 and plain.type_states.shape == (1, 1)
+
+
+def test_dedupe_groups_the_agents_of_types_that_plan_alike():
+    """Two types with the same actions and multipliers (they differ in goal priorities only) share searches;
+    a type with other multipliers does not, and every row gets what planning it alone gives."""
+    from pathlib import Path
+
+    from goap.domain import domain_from_spec
+    from goap.domain_file import load_domain
+    from goap.planners.dedupe import type_classes
+
+    spec = domain_to_spec(load_domain(Path(__file__).resolve().parents[1] / "worlds/soldier/domain.toml"))
+    names = list(spec["actions"])
+    first_goal = next(iter(spec["goals"]))
+    spec["types"] = {"a": {}, "b": {"priority": {first_goal: 3}}, "c": {"cost": {names[0]: 2.0}}}
+    d = domain_from_spec(spec)
+    assert list(type_classes(d)) == [0, 0, 2]
+    n = 60
+    tables = encode(d)
+    states = np.repeat(tables.pack(d.default_state())[None], n, axis=0)
+    goals = np.arange(n, dtype=np.int32) % len(d.goals)
+    types = (np.arange(n) // (n // 3)).astype(np.int32)  # 20 of each type, the same queries in each block
+    grouped = make_planner("warp", tables, device="cpu", dedupe=True)
+    plain = make_planner("warp", tables, device="cpu", dedupe=False)
+    got = grouped.plan(states, goals, types=types).numpy()
+    want = plain.plan(states, goals, types=types).numpy()
+    assert (got.status == want.status).all() and np.array_equal(got.cost, want.cost, equal_nan=True)
+    c = grouped.stats()
+    assert c["distinct"] == 2 * len(d.goals)  # types a and b share one set of queries, c has its own

@@ -91,6 +91,7 @@ class Queries:
     has_level: int
     types: wp.array(dtype=wp.int32)
     has_types: int
+    type_class: wp.array(dtype=wp.int32)  # per type, the lowest type with the same actions and cost multipliers
     token: int
 
 
@@ -164,8 +165,13 @@ def row_level(q: Queries, row: int) -> wp.int8:
 
 @wp.func
 def row_type(q: Queries, row: int) -> wp.int32:
+    """The row's type as the planners see it: its class (types that allow the same actions at the same cost
+    multipliers plan alike, so their agents share searches); -1 for a type out of range (planned NO_PLAN)."""
     if q.has_types != 0:
-        return q.types[row]
+        t = q.types[row]
+        if t < 0 or t >= q.type_class.shape[0]:
+            return wp.int32(-1)
+        return q.type_class[t]
     return wp.int32(0)
 
 

@@ -140,6 +140,7 @@ class DedupingPlanner:
         self._dummy_u64 = wp.zeros((1, 1), dtype=wp.uint64, device=dev)
         self._dummy_i8 = wp.zeros(1, dtype=wp.int8, device=dev)
         self._dummy_i32 = wp.zeros(1, dtype=wp.int32, device=dev)
+        self._type_class = wp.array(type_classes(self.tables.domain), dtype=wp.int32, device=dev)
         self._tokens: dict[int, tuple[GoalTables, int]] = {id(self.tables.goals): (self.tables.goals, 0)}
         self._rows = 0
         self._scratch_parts = 0
@@ -353,6 +354,7 @@ class DedupingPlanner:
         q.level = self._dummy_i8 if level is None else self._device_view(level, wp.int8, "level")
         q.has_types = int(k_types is not None)
         q.types = self._dummy_i32 if k_types is None else k_types
+        q.type_class = self._type_class
         q.n_actions = self.tables.n_actions
         q.token = token
         r = k.Requests()
@@ -830,3 +832,12 @@ def wrap(planner: Any, dedupe: bool = True, plan_cache: int = 0, **options: Any)
     if not dedupe and not plan_cache:
         return planner
     return DedupingPlanner(planner, cache_capacity=plan_cache or 0, **options)
+
+
+def type_classes(domain: Any) -> np.ndarray:
+    """int32 [T]: for each agent type, the lowest type with the same allowed actions and cost multipliers. Goal
+    priorities do not reach the planners, so the agents of two such types ask the same queries: grouping keys on
+    the class, not the type."""
+    seen: dict[tuple, int] = {}
+    return np.array([seen.setdefault((t.actions, t.cost_scale), k) for k, t in enumerate(domain.types)],
+                    dtype=np.int32)
