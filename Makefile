@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test wheel-check bench bench-pddl bench-up lint clean
+.PHONY: demo test docs wheel-check bench bench-pddl bench-up lint clean
 
 # torch first, pinned to the version the tests were run with: the learn extra asks only torch>=2.13, and a bare
 # or ranged torch from PyPI is a multi-GB CUDA build. TORCH_INDEX picks the CPU build on a fresh machine
@@ -13,7 +13,7 @@ PY := $(VENV)/bin/python
 # Planning (up, about 120 MB with scipy) so the engine's tests run; Fast Downward (baselines) is not: its tests use
 # a stand-in planner. make EXTRAS=dev,viewer,learn,bench,scale,up,baselines for all.
 TORCH_INDEX ?=
-EXTRAS ?= dev,viewer,learn,bench,scale,up
+EXTRAS ?= dev,viewer,learn,bench,scale,up,docs
 
 # Rebuilt whenever pyproject.toml changes: it declares the example worlds' entry points (goap run --world village
 # finds them in the installed metadata), so a stale install would not know a world added there.
@@ -38,6 +38,11 @@ test: $(VENV)/.installed
 	$(PY) -m pytest -q
 
 # The package as a user installs it: sdist and wheel built, the wheel run from a fresh environment (CI runs it).
+# The documentation site (docs/, mkdocs.yml) into site/, with the API reference generated from the docstrings;
+# strict: a broken link, a missing page or a docstring the reference cannot read fails the build.
+docs: $(VENV)/.installed
+	$(PY) -m mkdocs build --strict --quiet
+
 wheel-check: $(VENV)/.installed
 	PY=$(PY) bash .ci/wheel_check
 

@@ -266,7 +266,8 @@ def _is_optimal(planner: str, weight: float | None) -> bool:
 class WarpGoapEngine(_WarpGoapBase, OneshotPlannerMixin):
     """A goap planner on a UP problem (``OneshotPlanner(name="warp-goap")``): A* with LM-cut by default.
 
-    Args:
+    Engine parameters (``OneshotPlanner(name="warp-goap", params={...})``), taken as keywords:
+
         planner: a goap planner name (``warp``, ``reference``, ``warp-wastar``, ``warp-greedy``).
         heuristic: ``lmcut`` (default), ``hmax``, ``hmax_depth2`` or ``hmax_depth1``.
         weight: for ``warp-wastar``: plans within ``weight`` x the optimal cost.
@@ -314,7 +315,8 @@ class WarpGoapAnytimeEngine(_WarpGoapBase, AnytimePlannerMixin):
     expansions, so a caller with a deadline has a plan early. When the time runs out after a plan was found, the
     last result is ``TIMEOUT`` carrying the cheapest plan found.
 
-    Args:
+    Engine parameters (``params={...}``), taken as keywords:
+
         weights: strictly decreasing, each a finite number >= 1 (default 5, 2, 1).
         heuristic, max_nodes, max_plan_length, device: as for `WarpGoapEngine`.
     """

@@ -1,4 +1,4 @@
-"""The README tells the truth about the code: its Layout section names every module of the engine, and no other."""
+"""The docs tell the truth about the code: the Layout page names every module of the engine, and no other."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from tests.conftest import ROOT
 
 
 def layout_block() -> list[str]:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "layout.md").read_text()
     section = text.split("\n## Layout\n", 1)[1]
     return section.split("```", 2)[1].splitlines()
 
@@ -43,10 +43,10 @@ def engine_modules() -> set[str]:
     return out
 
 
-def test_readme_layout_names_every_module_under_goap():
+def test_the_layout_page_names_every_module_under_goap():
     listed, present = layout_modules(), engine_modules()
-    assert present - listed == set(), f"modules missing from the README's Layout section: {sorted(present - listed)}"
-    assert listed - present == set(), f"the README's Layout section lists modules that do not exist: " \
+    assert present - listed == set(), f"modules missing from docs/layout.md: {sorted(present - listed)}"
+    assert listed - present == set(), f"docs/layout.md lists modules that do not exist: " \
                                       f"{sorted(listed - present)}"
 
 

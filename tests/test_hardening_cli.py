@@ -41,7 +41,7 @@ def test_help_documents_the_exit_codes_and_the_readme_agrees():
     text = build_parser().format_help()
     for code, meaning in (("0", "success"), ("1", "bad input"), ("2", "usage"), ("130", "interrupted")):
         assert any(line.split()[:1] == [code] and meaning in line for line in text.splitlines()), (code, text)
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "cli.md").read_text()
     for code, meaning in (("0", "success"), ("1", "bad input"), ("2", "usage")):
         assert f"| {code} | {meaning}" in readme
     assert EXIT_CODES in text
