@@ -104,23 +104,54 @@ def parse_task(
     )
 
 
-def pddl_tasks(root: str | Path) -> list[tuple[Path, Path, str]]:
-    """``(domain.pddl, taskNN.pddl, "folder/taskNN")`` for every task under ``root``, sorted by name.
+def is_domain_file(path: str | Path) -> bool:
+    """Whether ``path`` names a domain file in the Fast Downward benchmark collection's layout: ``domain.pddl``,
+    or a task's own (``pNN-domain.pddl``, ``domain_pNN.pddl``, ``domain-pNN.pddl``)."""
+    name = Path(path).name.lower()
+    return name == "domain.pddl" or name.endswith("-domain.pddl") or name.startswith(("domain_", "domain-"))
 
-    ``root`` holds one folder per domain, each with a ``domain.pddl`` and its problem files (or is such a
-    folder itself).
+
+def task_domain(problem: str | Path) -> Path | None:
+    """The domain file of a problem file, as the benchmark collection lays them out: the task's own domain file
+    (for ``p01.pddl`` or ``p01-airport1-p1.pddl``: ``p01-domain.pddl``, ``domain_p01.pddl`` or
+    ``domain-p01.pddl``), else the folder's ``domain.pddl``; None when there is neither."""
+    problem = Path(problem)
+    folder, stem = problem.parent, problem.stem
+    keys = [stem]
+    for sep in ("-", "_"):  # p01-airport1-p1 -> p01
+        head = stem.split(sep, 1)[0]
+        if head and head not in keys:
+            keys.append(head)
+    for key in keys:
+        for name in (f"{key}-domain.pddl", f"domain_{key}.pddl", f"domain-{key}.pddl"):
+            if (folder / name).is_file():
+                return folder / name
+    shared = folder / "domain.pddl"
+    return shared if shared.is_file() else None
+
+
+def pddl_tasks(root: str | Path) -> list[tuple[Path, Path, str]]:
+    """``(domain file, problem file, "folder/problem")`` for every task under ``root``, sorted by name.
+
+    ``root`` holds one folder per domain (or is such a folder itself), laid out as the Fast Downward benchmark
+    collection does: a ``domain.pddl`` for every problem file of the folder, or per task its own domain file
+    (`task_domain`); every other ``.pddl`` file is a problem. A problem file without a domain file is skipped.
     """
     root = Path(root)
     if not root.is_dir():
         raise ValueError(f"no PDDL task folder at {root}")
-    folders = [root] if (root / "domain.pddl").is_file() else sorted(p for p in root.iterdir() if p.is_dir())
+
+    def holds_tasks(folder: Path) -> bool:
+        return any(is_domain_file(p) for p in folder.glob("*.pddl"))
+
+    folders = [root] if holds_tasks(root) else sorted(p for p in root.iterdir() if p.is_dir() and holds_tasks(p))
     out = []
     for folder in folders:
-        dom = folder / "domain.pddl"
-        if not dom.is_file():
-            continue
         for prob in sorted(folder.glob("*.pddl")):
-            if prob.name != "domain.pddl":
+            if is_domain_file(prob):
+                continue
+            dom = task_domain(prob)
+            if dom is not None:
                 out.append((dom, prob, f"{folder.name}/{prob.stem}"))
     return out
 

@@ -14,6 +14,7 @@ import contextlib
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from goap.files import check_writable, write_output
@@ -24,10 +25,23 @@ def is_pddl(path: str) -> bool:
     return str(path).lower().endswith(".pddl")
 
 
+def _problem_alone(args: argparse.Namespace) -> None:
+    """``goap solve PROBLEM.pddl``: a problem file given alone takes its domain file as the Fast Downward benchmark
+    collection lays them out (`goap.pddl.task_domain`); a domain file alone still needs its problem."""
+    from goap.pddl import is_domain_file, task_domain
+
+    given = Path(args.domain)
+    domain = None if is_domain_file(given) else task_domain(given)
+    if domain is None:
+        raise ValueError(f"{args.domain}: a PDDL domain needs its problem file: goap {args.command} DOMAIN.pddl "
+                         "PROBLEM.pddl (a problem file alone needs a domain.pddl or its own pNN-domain.pddl beside "
+                         "it)")
+    args.domain, args.problem = str(domain), str(given)
+
+
 def _load(args: argparse.Namespace) -> PddlTask:
     if not getattr(args, "problem", None):
-        raise ValueError(f"{args.domain}: a PDDL domain needs its problem file: goap {args.command} DOMAIN.pddl "
-                         "PROBLEM.pddl")
+        _problem_alone(args)
     return load_pddl(args.domain, args.problem, limits=GroundingLimits())
 
 
