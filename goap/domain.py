@@ -378,6 +378,17 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
         line = locate(path) if locate else None
         return DomainError(message, item=item, file=file, line=line)
 
+    def named(kind: str, section: str, key: Any, forms: _NormalForms) -> str:
+        """The item label of ``key`` in ``section``, after checking the name and that no other differs by case."""
+        item = _item(kind, key)
+        problem = name_error(key)
+        if problem:
+            raise fail(problem, item, (section, key))
+        other = forms.twin(key)
+        if other is not None:
+            raise fail(_twin_error(key, other), item, (section, key))
+        return item
+
     if not isinstance(spec, Mapping):
         raise DomainError("a domain must be a table/object at the top level", file=file)
     unknown = set(spec) - {"name", "facts", "actions", "goals", "types"}
@@ -422,13 +433,7 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
         )
     forms = _NormalForms()
     for aname, aspec in actions_spec.items():
-        item = _item("action", aname)
-        problem = name_error(aname)
-        if problem:
-            raise fail(problem, item, ("actions", aname))
-        other = forms.twin(aname)
-        if other is not None:
-            raise fail(_twin_error(aname, other), item, ("actions", aname))
+        item = named("action", "actions", aname, forms)
         if not isinstance(aspec, Mapping):
             raise fail("an action must be a table with cost, pre and effects", item, ("actions", aname))
         extra = set(aspec) - {"cost", "pre", "effects", "interruptible"}
@@ -464,13 +469,7 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
         raise fail("'goals' must be a table of goals", None, ("goals",))
     forms = _NormalForms()
     for gname, gspec in goals_spec.items():
-        item = _item("goal", gname)
-        problem = name_error(gname)
-        if problem:
-            raise fail(problem, item, ("goals", gname))
-        other = forms.twin(gname)
-        if other is not None:
-            raise fail(_twin_error(gname, other), item, ("goals", gname))
+        item = named("goal", "goals", gname, forms)
         if not isinstance(gspec, Mapping):
             raise fail("a goal must be a table with priority and want", item, ("goals", gname))
         extra = set(gspec) - {"priority", "want"}
@@ -497,13 +496,7 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
     types = []
     forms = _NormalForms()
     for tname, tspec in types_spec.items():
-        item = _item("type", tname)
-        problem = name_error(tname)
-        if problem:
-            raise fail(problem, item, ("types", tname))
-        other = forms.twin(tname)
-        if other is not None:
-            raise fail(_twin_error(tname, other), item, ("types", tname))
+        item = named("type", "types", tname, forms)
         try:
             types.append(_parse_type(partial, str(tname), tspec))
         except _ItemError as e:
