@@ -11,11 +11,14 @@ case-insensitive and are lower-cased.
 
 Grounding, as planners usually do it:
 
-* Reachability: starting from the initial atoms, every action schema is instantiated against the atoms
-  reached so far (positive preconditions only: the delete relaxation), and the add effects of those
-  instances are added, until nothing changes. Atoms and actions never reached are dropped.
-* Static predicates (in no action's effects) are constants: they prune instantiation early (preconditions on
-  them are matched first, through per-predicate indexes) and vanish from the compiled domain.
+* Reachability: the delete relaxation (positive preconditions only) as a semi-naive Datalog fixpoint, as Fast
+  Downward's translator grounds (Helmert 2009): each schema is a rule whose body is its positive preconditions;
+  a queue of newly reached atoms is joined, one atom at a time, with the atoms reached before it, in a join order
+  chosen per rule and per triggering atom, through hash indexes that grow with the atoms. Every instance is
+  found once, when its last precondition is reached; atoms and actions never reached are dropped.
+* Static predicates (in no action's effects) are constants: they are indexed before the fixpoint starts, never
+  trigger a join, are matched first (with the static negative preconditions and (in)equalities tested as soon
+  as their variables are bound), and vanish from the compiled domain.
 * Every reachable atom of a changing predicate becomes one bool fact named like ``on(a,b)``; every reachable
   action instance becomes an action named like ``stack(a,b)`` with cost 1 (or its action cost). An atom both
   added and deleted by an action ends up true, as in STRIPS semantics. The goal is one goal named ``goal``.
