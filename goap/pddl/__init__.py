@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,14 +98,28 @@ def parse_task(
 ) -> PddlTask:
     """`load_pddl` on texts already read (a worker of a cluster gets the texts, not the paths)."""
     t0 = time.perf_counter()
+    _enter("parse")
     lifted = read_domain(domain_text, domain_file)
     problem = read_problem(problem_text, problem_file, lifted)
+    _enter("ground")
     domain, start, n_static = ground(lifted, problem, name, limits)
+    _enter("encode")  # what every caller does next with the domain
     return PddlTask(
         domain=domain, start=start, name=name, n_facts=len(domain.facts), n_actions=len(domain.actions),
         n_static=n_static, ground_seconds=time.perf_counter() - t0, domain_file=domain_file,
         problem_file=problem_file, lifted=lifted, problem=problem,
     )
+
+
+#: Called with the name of each phase of a task as `parse_task` enters it: "parse", "ground", then "encode" as it
+#: returns (its callers encode the domain next). `goap bench`'s worker process reports the phases to its parent,
+#: which kills it at the time limit and names the phase in the timeout row; `goap solve` names it the same way.
+phase_hook: Callable[[str], None] | None = None
+
+
+def _enter(phase: str) -> None:
+    if phase_hook is not None:
+        phase_hook(phase)
 
 
 def pddl_tasks(root: str | Path) -> list[tuple[Path, Path, str]]:
