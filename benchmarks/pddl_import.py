@@ -56,9 +56,11 @@ def task_files(folder: Path) -> list[tuple[Path, Path]]:
     for prob in sorted(folder.glob("*.pddl")):
         if "domain" in prob.stem:
             continue
-        candidates = [folder / "domain.pddl", folder / f"{prob.stem}-domain.pddl", folder / f"domain_{prob.stem}.pddl",
-                      folder / f"domain-{prob.stem}.pddl"]
-        dom = next((c for c in candidates[1:] if c.is_file()), candidates[0])
+        candidates = []
+        for stem in dict.fromkeys((prob.stem, prob.stem.split("-")[0])):  # p01-airport1-p1 has p01-domain.pddl
+            candidates += [folder / f"{stem}-domain.pddl", folder / f"domain_{stem}.pddl",
+                           folder / f"domain-{stem}.pddl"]
+        dom = next((c for c in candidates if c.is_file()), folder / "domain.pddl")
         if dom.is_file():
             out.append((dom, prob))
     return out

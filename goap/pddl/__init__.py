@@ -6,8 +6,10 @@ accepted without ``:typing`` being declared, as the IPC miconic files need); typ
 ``(not (= ?x ?y))``; effects that are an ``and`` of atoms, negated atoms and ``(increase (total-cost) N)``
 (``N`` a number or a function term given in the problem's ``:init``); goals that are an ``and`` of atoms and
 negated atoms. Anything else (conditional or quantified effects, disjunctions, derived predicates, durative
-actions, numeric fluents) is a `PddlError` naming the file, line and construct; keywords and names are
-case-insensitive and are lower-cased.
+actions, numeric fluents) is a `PddlError` naming the file, line, action and construct where the task uses it;
+a requirement is judged by use, not by declaration: one declared but not supported (or unknown) is a warning
+(`PddlTask.warnings`, printed by ``goap validate``), and the task loads when it uses none of it. Keywords and
+names are case-insensitive and are lower-cased.
 
 Grounding, as planners usually do it:
 
@@ -73,6 +75,7 @@ class PddlTask:
     problem_file: str = ""
     lifted: LiftedDomain | None = field(default=None, repr=False, compare=False)
     problem: LiftedProblem | None = field(default=None, repr=False, compare=False)
+    warnings: tuple[str, ...] = ()  # "FILE:LINE: what": requirements declared but not used, unknown ones
 
     @property
     def state(self) -> State:
@@ -107,7 +110,7 @@ def parse_task(
     return PddlTask(
         domain=domain, start=start, name=name, n_facts=len(domain.facts), n_actions=len(domain.actions),
         n_static=n_static, ground_seconds=time.perf_counter() - t0, domain_file=domain_file,
-        problem_file=problem_file, lifted=lifted, problem=problem,
+        problem_file=problem_file, lifted=lifted, problem=problem, warnings=tuple(lifted.warnings),
     )
 
 

@@ -80,9 +80,11 @@ def validate(args: argparse.Namespace) -> int:
         f"{task.n_facts} facts in {tables.n_words} word(s), {task.n_actions} actions "
         f"({task.n_static} static atoms folded into them), one goal"
     )
+    for w in task.warnings:
+        print(f"warning: {w}")
     for w in report.warnings:
         print(f"{args.problem}: warning: {w}")
-    return 1 if args.strict and report.warnings else 0
+    return 1 if args.strict and (report.warnings or task.warnings) else 0
 
 
 def solve(args: argparse.Namespace) -> int:

@@ -14,6 +14,19 @@ from typing import Any
 from goap.pddl.reader import Expr, Reader, Sym, parse_sexpr, show
 
 SUPPORTED_REQUIREMENTS = (":strips", ":typing", ":negative-preconditions", ":equality", ":action-costs")
+#: Requirements of PDDL 3.1 this importer does not support, with what they allow. A task is judged by what it
+#: uses, not by what it declares (IPC files often declare more than they use): declaring one is a warning, and
+#: using what it allows is the error, naming the construct, the action and the line.
+UNSUPPORTED_REQUIREMENTS = {
+    ":derived-predicates": "derived predicates", ":durative-actions": "durative actions",
+    ":duration-inequalities": "duration inequalities", ":continuous-effects": "continuous effects",
+    ":fluents": "numeric and object fluents", ":numeric-fluents": "numeric fluents",
+    ":object-fluents": "object fluents", ":timed-initial-literals": "timed initial literals",
+    ":preferences": "preferences", ":constraints": "constraints",
+    ":adl": "quantifiers, disjunctions, conditional effects", ":conditional-effects": "conditional effects",
+    ":universal-preconditions": "universal preconditions", ":existential-preconditions": "existential preconditions",
+    ":quantified-preconditions": "quantified preconditions", ":disjunctive-preconditions": "disjunctive preconditions",
+}
 
 
 Term = int | str  # a parameter index or an object name
@@ -57,26 +70,29 @@ class LiftedDomain:
     functions: dict[str, int]  # name -> arity
     schemas: list[Schema]
     file: str = ""
+    warnings: list[str] = field(default_factory=list)  # "FILE:LINE: what", requirements declared but not used
 
 
 
 
 _REJECTED_SECTIONS = {
-    ":derived": "derived predicates", ":durative-action": "durative actions", ":constraints": "constraints",
-    ":process": "processes", ":event": "events",
+    ":derived": "derived predicates (requirement :derived-predicates)",
+    ":durative-action": "durative actions (requirement :durative-actions)",
+    ":constraints": "constraints (requirement :constraints)", ":process": "processes", ":event": "events",
 }
 _REJECTED_CONNECTIVES = {"or", "imply", "exists", "forall", "when"}
 
 
-def _check_requirements(r: Reader, sec: Expr) -> set[str]:
+def _check_requirements(r: Reader, sec: Expr, warnings: list[str]) -> set[str]:
     reqs = set()
     for x in sec[1:]:
         if not isinstance(x, Sym) or not x.startswith(":"):
             raise r.fail(f"syntax error: expected a requirement like :strips, got {show(x)}", sec)
-        if x not in SUPPORTED_REQUIREMENTS:
-            raise r.fail(
-                f"unsupported requirement {x} (supported: {' '.join(SUPPORTED_REQUIREMENTS)})", x, item="requirements"
-            )
+        if x in UNSUPPORTED_REQUIREMENTS:
+            warnings.append(f"{r.file}:{x.line}: requirement {x} is declared but not supported ("
+                            f"{UNSUPPORTED_REQUIREMENTS[x]}); it is an error only where the task uses it")
+        elif x not in SUPPORTED_REQUIREMENTS:
+            warnings.append(f"{r.file}:{x.line}: unknown requirement {x} (ignored)")
         reqs.add(str(x))
     return reqs
 
@@ -93,7 +109,7 @@ def read_domain(text: str, file: str) -> LiftedDomain:
         if not isinstance(head, Sym) or not head.startswith(":"):
             raise r.fail(f"syntax error: expected a section like (:predicates ...), got {show(sec)}", sec)
         if head == ":requirements":
-            lifted.requirements |= _check_requirements(r, sec)
+            lifted.requirements |= _check_requirements(r, sec, lifted.warnings)
         elif head == ":types":
             for t, parents in r.typed_list(list(sec[1:]), sec, "types"):
                 if len(parents) != 1:
@@ -301,7 +317,8 @@ class _Context:
         elif head == "increase":
             self.increase(e, schema)
         elif head in ("decrease", "assign", "scale-up", "scale-down"):
-            raise self.r.fail(f"unsupported construct: numeric effect ({head} ...)", e, self.item)
+            raise self.r.fail(f"unsupported construct: numeric effect ({head} ...) (requirement :numeric-fluents)",
+                              e, self.item)
         elif head in ("when", "forall"):
             what = "conditional effects" if head == "when" else "universal effects"
             raise self.r.fail(f"unsupported construct: {what} ({head} ...)", e, self.item)
@@ -375,7 +392,7 @@ def read_problem(text: str, file: str, lifted: LiftedDomain) -> LiftedProblem:
                 raise r.fail(f"the problem is for domain {show(sec[1]) if len(sec) > 1 else '?'}, "
                              f"the domain file defines '{lifted.name}'", sec)
         elif head == ":requirements":
-            lifted.requirements |= _check_requirements(r, sec)
+            lifted.requirements |= _check_requirements(r, sec, lifted.warnings)
         elif head == ":objects":
             for obj, types in r.typed_list(list(sec[1:]), sec, "objects"):
                 t = _object_type(r, obj, types)
