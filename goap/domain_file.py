@@ -106,6 +106,8 @@ def domain_to_spec(domain: Domain) -> dict[str, Any]:
             "cost": int(a.cost) if float(a.cost).is_integer() else a.cost,
             "pre": {c.fact: cond(c) for c in a.pre},
             "effects": {e.fact: eff(e) for e in a.effects},
+            **({"when": [{"if": {c.fact: cond(c) for c in w.cond}, "then": {e.fact: eff(e) for e in w.effects}}
+                         for w in a.when]} if a.when else {}),
         }
         for a in domain.actions
     }

@@ -157,6 +157,24 @@ RELAXED_MAX_VALUES = 64
 
 
 @dataclass(frozen=True)
+class WhenTables:
+    """Conditional effects (`goap.domain.When`) as rows: action a's are rows ``start[a]..start[a + 1]``, each a
+    condition (``mask``/``value`` words and ``ints`` for the rest, as preconditions) and effects (as actions')."""
+
+    start: np.ndarray  # int32[A + 1]
+    mask: np.ndarray  # uint64[C, W]
+    value: np.ndarray  # uint64[C, W]
+    ints: CondList  # rows: conditional effects
+    eff_set: np.ndarray  # uint64[C, W]
+    eff_clear: np.ndarray  # uint64[C, W]
+    eff_steps: StepList  # rows: conditional effects
+
+    @property
+    def n_when(self) -> int:
+        return int(self.start[-1])
+
+
+@dataclass(frozen=True)
 class DomainTables:
     """Everything a kernel needs to know about a domain, as flat numpy arrays."""
 
@@ -171,6 +189,7 @@ class DomainTables:
     cost: np.ndarray  # float64[A]
     goals: GoalTables
     relaxed: RelaxedTables
+    when: WhenTables | None = None  # conditional effects; `encode` always sets it
 
     @property
     def n_words(self) -> int:
@@ -325,6 +344,7 @@ def encode(domain: Domain) -> DomainTables:
                 steps.append((w, s, m, e.value if e.op == "+=" else -e.value, fact.max - fact.min))
         step_rows.append(steps)
     cost = np.array([a.cost for a in domain.actions], dtype=np.float64)  # summed exactly by the planners
+    when = _when_tables(domain, layout)
     return DomainTables(
         domain=domain,
         layout=layout,
@@ -337,7 +357,37 @@ def encode(domain: Domain) -> DomainTables:
         cost=cost,
         goals=encode_goals(domain, layout, domain.goals),
         relaxed=_relaxed_tables(domain, layout),
+        when=when,
     )
+
+
+def _when_tables(domain: Domain, layout: Layout) -> WhenTables:
+    """The conditional effects' rows (see `WhenTables`), encoded as preconditions and effects are."""
+    rows = [w for a in domain.actions for w in a.when]
+    W, C = layout.n_words, len(rows)
+    start = np.zeros(len(domain.actions) + 1, dtype=np.int32)
+    start[1:] = np.cumsum([len(a.when) for a in domain.actions])
+    mask = np.zeros((C, W), dtype=np.uint64)
+    value = np.zeros((C, W), dtype=np.uint64)
+    eff_set = np.zeros((C, W), dtype=np.uint64)
+    eff_clear = np.zeros((C, W), dtype=np.uint64)
+    int_rows, step_rows = [], []
+    for c, w in enumerate(rows):
+        int_rows.append(_fold_conditions(domain, layout, w.cond, mask[c], value[c]))
+        steps = []
+        for e in w.effects:
+            f = domain.fact_index(e.fact)
+            wd, sh, m = int(layout.word[f]), int(layout.shift[f]), layout.field_mask(f)
+            if e.op == "=":
+                eff_clear[c, wd] |= np.uint64(m << sh)
+                kept = eff_set[c, wd] & ~np.uint64(m << sh)
+                eff_set[c, wd] = kept | np.uint64((e.value - int(layout.min[f])) << sh)
+            else:
+                fact = domain.facts[f]
+                steps.append((wd, sh, m, e.value if e.op == "+=" else -e.value, fact.max - fact.min))
+        step_rows.append(steps)
+    return WhenTables(start=start, mask=mask, value=value, ints=_cond_list(int_rows), eff_set=eff_set,
+                      eff_clear=eff_clear, eff_steps=_step_list(step_rows))
 
 
 def encode_goals(domain: Domain, layout: Layout, goals: Sequence[Goal]) -> GoalTables:
@@ -348,7 +398,7 @@ def encode_goals(domain: Domain, layout: Layout, goals: Sequence[Goal]) -> GoalT
     int_rows, atom_rows, achiever_rows, max_achieved = [], [], [], []
     changers: dict[str, list[int]] = {}  # fact -> the actions with an effect on it, in order: only they can achieve
     for a, action in enumerate(domain.actions):
-        for f in dict.fromkeys(e.fact for e in action.effects):
+        for f in dict.fromkeys(e.fact for e in (*action.effects, *(e for w in action.when for e in w.effects))):
             changers.setdefault(f, []).append(a)
     for g, goal in enumerate(goals):
         int_rows.append(_fold_conditions(domain, layout, goal.want, mask[g], value[g]))
@@ -380,19 +430,21 @@ def _relaxed_tables(domain: Domain, layout: Layout) -> RelaxedTables:
     n_values = np.where(ranges > RELAXED_MAX_VALUES, 0, ranges).astype(np.int32)
     pre, eff = [], []
     ops = {"=": 0, "+=": 1, "-=": 2}
+    # A conditional effect counts as unconditional here: more effects only make the relaxed task easier, so every
+    # heuristic over these tables (h_max, its depth-bounded forms, LM-cut) stays admissible, only weaker.
     for action in domain.actions:
         pre.append([(domain.fact_index(c.fact), OP_CODES[c.op], c.value - domain.fact(c.fact).min) for c in action.pre])
         eff.append([
             (domain.fact_index(e.fact), ops[e.op], e.value - domain.fact(e.fact).min if e.op == "=" else e.value)
-            for e in action.effects
+            for e in (*action.effects, *(e for w in action.when for e in w.effects))
         ])
 
     ps, pf, po, pk = _csr(pre, (np.int32, np.int32, np.uint64))
     es, ef, eo, ev = _csr(eff, (np.int32, np.int32, np.int64))
     touching: dict[str, list[int]] = {}
     for a, action in enumerate(domain.actions):
-        for e in action.effects:
-            touching.setdefault(e.fact, []).append(a)
+        for f in dict.fromkeys(e.fact for e in (*action.effects, *(e for w in action.when for e in w.effects))):
+            touching.setdefault(f, []).append(a)
     rows = [
         [(b,) for b in touching.get(c.fact, []) if achieves(domain.actions[b], c)]
         for action in domain.actions

@@ -423,12 +423,12 @@ def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, setti
 
 def _validate_internal(row: dict[str, Any], batch: ProblemBatch, i: int, plan: list[int], lifted: Any) -> None:
     """Replay a goap plan: on the lifted PDDL task when there is one, else on the goap domain."""
-    from goap.pddl.validate import goap_step, same_cost, step_text, validate_plan
+    from goap.pddl.validate import plan_steps, same_cost, step_text, validate_plan
 
     domain = batch.tables.domain
     names = [domain.actions[a].name for a in plan]
     if lifted is not None:
-        steps = [goap_step(nm) for nm in names]
+        steps = plan_steps(names)
         row["plan"] = [step_text(s) for s in steps]
         check = validate_plan(lifted[0], lifted[1], steps)
         valid, reason, cost = check.valid, check.error, check.cost

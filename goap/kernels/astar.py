@@ -47,6 +47,7 @@ from goap.kernels.semantics import (
     GoalTables,
     action_applicable,
     apply_action,
+    apply_when,
     condition_holds,
     field_value,
     goal_satisfied,
@@ -928,6 +929,8 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                     continue
                 apply_action(sc.node_state, base + node, sc.node_state, spare, dt.eff_clear, dt.eff_set,
                              dt.eff_steps, a)
+                if dt.when.start[a + 1] > dt.when.start[a]:
+                    apply_when(sc.node_state, base + node, sc.node_state, spare, dt.when, a)
                 g_child = g_node + c
                 slot = find_slot(sc.node_state, sc.table, t, base, spare, s.hash_mask)
                 known = sc.table[t, slot]
@@ -1001,6 +1004,8 @@ def astar_kernel(n_words: int) -> wp.Kernel:
                             if action_applicable(sc.node_state, base + p, dt.pre_mask, dt.pre_value, dt.pre_ints, a):
                                 apply_action(sc.node_state, base + p, sc.node_state, spare, dt.eff_clear,
                                              dt.eff_set, dt.eff_steps, a)
+                                if dt.when.start[a + 1] > dt.when.start[a]:
+                                    apply_when(sc.node_state, base + p, sc.node_state, spare, dt.when, a)
                                 if same_state(sc.node_state, spare, base + n):
                                     found = a
                 step = length - 1 - k

@@ -90,7 +90,7 @@ def validate(args: argparse.Namespace) -> int:
 def solve(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from goap.pddl.validate import goap_step, step_text, validate_plan
+    from goap.pddl.validate import plan_steps, step_text, validate_plan
     from goap.planners import make_planner
     from goap.planners.base import PDDL_HEURISTIC, Status
     from goap.problems import TIMEOUT, TimeUp, deadline
@@ -156,7 +156,7 @@ def solve(args: argparse.Namespace) -> int:
     status = Status(int(batch.status[0]))
     row: dict[str, Any] = {"id": task.name, "status": status.label, "cost": None, "length": None, "plan": None}
     if status in (Status.OK, Status.SATISFIED):
-        steps = [goap_step(n) for n in batch.plan_names(0, task.domain)]
+        steps = plan_steps(batch.plan_names(0, task.domain))
         check = validate_plan(task.lifted, task.problem, steps)
         row.update(cost=check.cost if check.valid else float(batch.cost[0]), length=len(steps),
                    plan=[step_text(s) for s in steps], valid=check.valid)

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
 from goap import domain as _domain_module
-from goap.domain import BOOL, Action, Condition, Domain, DomainError, Effect, Fact, Goal, domain_from_spec
+from goap.domain import BOOL, Action, Condition, Domain, DomainError, Effect, Fact, Goal, When, domain_from_spec
 from goap.pddl.lifted import Atom, LiftedDomain, LiftedProblem, Schema, Term
+from goap.pddl.normal import GOAL_ATOM, goal_schemas, variants
 from goap.pddl.reader import PddlError
 
 GOAL_NAME = "goal"
@@ -183,7 +185,8 @@ def _objects_of(lifted: LiftedDomain, problem: LiftedProblem) -> dict[str, set[s
 
 def reach(
     lifted: LiftedDomain, problem: LiftedProblem, limits: GroundingLimits, budget: _Budget,
-    objects_of: dict[str, set[str]], fluent: set[str],
+    objects_of: dict[str, set[str]], fluent: set[str], schemas: list[Schema] | None = None,
+    predicates: Iterable[str] | None = None,
 ) -> tuple[dict[str, set[tuple[str, ...]]], list[tuple[Schema, tuple[str, ...]]]]:
     """Delete-relaxed reachability as a semi-naive Datalog fixpoint: (reached atoms by predicate, instances).
 
@@ -191,26 +194,32 @@ def reach(
     the trigger, with the visible atoms of every rule whose body has its predicate (`_Rule`); each new instance
     adds its add effects' new atoms to the queue. Every instance is found when its last body atom is popped, so
     no join is repeated, unlike a round-by-round fixpoint; the indexes grow with the atoms, never rebuilt.
+
+    ``schemas`` (default: the domain's) are STRIPS schemas; the variants of `goap.pddl.normal` also carry
+    conditional effects, whose atoms are added for every binding whose static conditions hold (their changing
+    conditions are ignored: an over-approximation, as reachability may be).
     """
+    schemas = lifted.schemas if schemas is None else schemas
+    predicates = list(lifted.predicates if predicates is None else predicates)
     every = set(problem.objects)
     allowed_of: list[list[set[str] | None]] = []
-    for s in lifted.schemas:
+    for s in schemas:
         allowed = []
         for _, types in s.params:
             objs = set().union(*(objects_of.get(t, set()) for t in types))
             allowed.append(None if objs >= every else objs)
         allowed_of.append(allowed)
-    reached: dict[str, set[tuple[str, ...]]] = {p: set() for p in lifted.predicates}
+    reached: dict[str, set[tuple[str, ...]]] = {p: set() for p in predicates}
     for pred, args in problem.init:
         reached[pred].add(args)
     sizes = {p: len(v) for p, v in reached.items()}
-    rules = [_Rule(s, i, allowed_of[i], fluent, sizes) for i, s in enumerate(lifted.schemas)]
+    rules = [_Rule(s, i, allowed_of[i], fluent, sizes) for i, s in enumerate(schemas)]
     by_pred: dict[str, list[tuple[_Rule, _Plan]]] = {}
     for r in rules:
         for i in r.triggers:
             by_pred.setdefault(r.schema.pos[i].pred, []).append((r, r.plans[i]))
 
-    visible: dict[str, list[tuple[str, ...]]] = {p: [] for p in lifted.predicates}
+    visible: dict[str, list[tuple[str, ...]]] = {p: [] for p in predicates}
     tables: dict[str, list[tuple[tuple[int, ...], dict[tuple[str, ...], list[tuple[str, ...]]]]]] = {}
     table_of: dict[tuple[str, tuple[int, ...]], dict[tuple[str, ...], list[tuple[str, ...]]]] = {}
 
@@ -234,7 +243,7 @@ def reach(
             tables.setdefault(pred, []).append((positions, t))
         return t
 
-    for pred in lifted.predicates:
+    for pred in predicates:
         if pred not in fluent:
             for args in sorted(reached[pred]):
                 show(pred, args)
@@ -263,12 +272,15 @@ def reach(
         count[r.index] += 1
         if len(instances) > limits.max_actions:
             raise _too_many_actions(s, count[r.index], len(instances), objects_of, limits, budget.file, problem.file)
-        for a in s.add:
-            args = tuple(b[x] if isinstance(x, int) else x for x in a.args)
-            got = reached[a.pred]
+        adds = [(a.pred, tuple(b[x] if isinstance(x, int) else x for x in a.args)) for a in s.add]
+        for eff in getattr(s, "effects", ()):
+            for full in effect_bindings(eff, b, objects_of, reached, fluent, budget):
+                adds += [(a.pred, tuple(full[x] if isinstance(x, int) else x for x in a.args)) for a in eff.add]
+        for pred, args in adds:
+            got = reached[pred]
             if args not in got:
                 got.add(args)
-                queue.append((a.pred, args))
+                queue.append((pred, args))
                 n_fluent += 1
                 if n_fluent > limits.max_facts:
                     biggest = max(fluent, key=lambda p: len(reached[p]))
@@ -377,6 +389,31 @@ def reach(
     return reached, instances
 
 
+def effect_bindings(
+    eff: Any, b: tuple[str, ...], objects_of: dict[str, set[str]], reached: dict[str, set[tuple[str, ...]]],
+    fluent: set[str], budget: _Budget,
+) -> Iterator[tuple[str, ...]]:
+    """Every binding of a conditional effect's variables (after the action's ``b``) whose static conditions
+    hold: ``b`` extended, one tuple per binding."""
+    pools = [sorted(set().union(*(objects_of.get(t, set()) for t in types))) for _, types in eff.vars]
+    static = [(p, lit) for p, lit in eff.lits if lit[0] == "eq" or lit[1].pred not in fluent]
+    for combo in product(*pools):
+        budget.step()
+        full = b + combo
+        good = True
+        for positive, lit in static:
+            if lit[0] == "eq":
+                x, y = (full[t] if isinstance(t, int) else t for t in lit[1:])
+                holds = x == y
+            else:
+                holds = tuple(full[t] if isinstance(t, int) else t for t in lit[1].args) in reached[lit[1].pred]
+            if holds != positive:
+                good = False
+                break
+        if good:
+            yield full
+
+
 def ground(
     lifted: LiftedDomain, problem: LiftedProblem, name: str, limits: GroundingLimits | None = None
 ) -> tuple[Domain, dict[str, bool], int]:
@@ -385,13 +422,23 @@ def ground(
     file = problem.file
     budget = _Budget(limits, lifted.file or file)
     objects_of = _objects_of(lifted, problem)
-    fluent = {a.pred for s in lifted.schemas for a in (*s.add, *s.delete)}
+    # ADL compiled away (goap.pddl.normal): STRIPS variants with conditional effects, and goal actions.
+    schemas = [v for s in lifted.schemas for v in variants(s, objects_of, lifted.file or file)]
+    predicates = list(lifted.predicates)
+    goal_lits: list[tuple[bool, tuple]] | None = None
+    if problem.goal_formula is not None:
+        goal_actions, goal_lits = goal_schemas(problem, objects_of)
+        if goal_actions:
+            schemas += goal_actions
+            predicates.append(GOAL_ATOM)
+    fluent = {a.pred for s in schemas for a in (*s.add, *s.delete)}
+    fluent |= {a.pred for s in schemas for e in getattr(s, "effects", ()) for a in (*e.add, *e.delete)}
     static_init = {(p, a) for p, a in problem.init if p not in fluent}
-    reached, instances = reach(lifted, problem, limits, budget, objects_of, fluent)
+    reached, instances = reach(lifted, problem, limits, budget, objects_of, fluent, schemas, predicates)
     n_fluent = sum(len(reached[p]) for p in fluent)
     table_bytes = 4 * 8 * len(instances) * max(1, math.ceil((n_fluent + 1) / 64))
     if table_bytes > limits.max_table_bytes:
-        biggest_schema = max(lifted.schemas, key=lambda s: sum(1 for x, _ in instances if x is s))
+        biggest_schema = max(schemas, key=lambda s: sum(1 for x, _ in instances if x is s))
         raise PddlError(
             f"grounding stopped: {len(instances):,} actions over {n_fluent:,} facts need "
             f"{table_bytes / 2**20:,.0f} MiB of action tables (limit {limits.max_table_bytes / 2**20:,.0f} MiB); "
@@ -403,7 +450,7 @@ def ground(
         return f"{pred}({','.join(args)})" if args else pred
 
     facts: dict[GroundAtom, str] = {}
-    for pred in lifted.predicates:
+    for pred in predicates:
         if pred in fluent:
             for args in sorted(reached[pred]):
                 facts[(pred, args)] = fact_name(pred, args)
@@ -414,8 +461,11 @@ def ground(
     # Goal: static atoms are decided now; unreachable ones stay as facts no action makes true (NO_PLAN).
     want: dict[str, bool] = {}
     extra_facts: dict[str, bool] = {}  # facts that exist only for the goal, with their initial value
-    for positive, atoms in ((True, problem.goal_pos), (False, problem.goal_neg)):
-        for a in atoms:
+    if goal_lits is None:
+        goal_lits = [(True, ("atom", a)) for a in problem.goal_pos] + [(False, ("atom", a)) for a in problem.goal_neg]
+    for positive, lit in goal_lits:  # equalities are decided already (goap.pddl.normal)
+        if lit[0] == "atom":
+            a = lit[1]
             g = ground(a, ())
             holds_initially = g in problem.init
             if g in facts:
@@ -441,7 +491,8 @@ def ground(
     add_of = {f.name: Effect(f.name, "=", 1) for f in fact_list}
     del_of = {f.name: Effect(f.name, "=", 0) for f in fact_list}
     actions: list[Action] = []
-    rank = {id(s): i for i, s in enumerate(lifted.schemas)}
+    rank = {id(s): i for i, s in enumerate(schemas)}
+    names: dict[str, int] = {}
     for s, b in sorted(instances, key=lambda sb: (rank[id(sb[0])], sb[1])):  # the same order in every run
         pre: dict[str, bool] = {}
         dead = False
@@ -464,12 +515,18 @@ def ground(
                 effects[n] = False
         for a in s.add:
             effects[facts[a.pred, tuple(b[x] if isinstance(x, int) else x for x in a.args)]] = True  # add wins
-        if all(pre.get(f) is v for f, v in effects.items()):
+        when = _ground_when(s, b, pre, effects, facts, fluent, objects_of, reached, budget) if s.effects else ()
+        if not when and all(pre.get(f) is v for f, v in effects.items()):
             continue  # changes nothing wherever it applies (move(a,a)): never useful, so dropped
+        aname = fact_name(s.name, b[:s.arity] if s.arity >= 0 else b)
+        k = names.get(aname, 0)
+        names[aname] = k + 1
         actions.append(Action(
-            name=fact_name(s.name, b), cost=_cost(s, b, lifted, problem),
+            name=aname if k == 0 else f"{aname}~{k + 1}", cost=_cost(s, b, lifted, problem),
             pre=tuple(true_of[f] if v else false_of[f] for f, v in pre.items()),
             effects=tuple(add_of[f] if v else del_of[f] for f, v in effects.items()),
+            when=tuple(When(tuple(true_of[f] if v else false_of[f] for f, v in c.items()),
+                            tuple(add_of[f] if v else del_of[f] for f, v in e.items())) for c, e in when),
         ))
     if not actions:
         raise PddlError("no action can ever apply in this task (after grounding)", file=file, line=problem.goal_line)
@@ -497,6 +554,57 @@ def spec_of(domain: Domain) -> dict[str, Any]:
         "goals": {g.name: {"priority": g.priority, "want": {c.fact: bool(c.value) for c in g.want}}
                   for g in domain.goals},
     }
+
+
+def _ground_when(
+    s: Schema, b: tuple[str, ...], pre: dict[str, bool], effects: dict[str, bool], facts: dict[GroundAtom, str],
+    fluent: set[str], objects_of: dict[str, set[str]], reached: dict[str, set[tuple[str, ...]]], budget: _Budget,
+) -> list[tuple[dict[str, bool], dict[str, bool]]]:
+    """One instance's conditional effects as (condition, effects) on goap facts, deletes before adds.
+
+    Static conditions are decided here; a condition the precondition already decides is dropped (or the effect,
+    when it contradicts it); an effect with no condition left joins ``effects`` (updated in place). PDDL
+    applies every firing effect at once, deletes first: a conditional delete of an atom the action adds
+    anyway is dropped, and the entries that delete come before the ones that add, so that add wins.
+    """
+    dels: list[tuple[dict[str, bool], dict[str, bool]]] = []
+    adds: list[tuple[dict[str, bool], dict[str, bool]]] = []
+    always_added = {f for f, v in effects.items() if v}
+    for eff in s.effects:  # type: ignore[attr-defined]
+        for full in effect_bindings(eff, b, objects_of, reached, fluent, budget):
+            cond: dict[str, bool] = {}
+            dead = False
+            for positive, lit in eff.lits:
+                if lit[0] == "eq" or lit[1].pred not in fluent:
+                    continue  # decided by effect_bindings
+                n = facts.get((lit[1].pred, tuple(full[x] if isinstance(x, int) else x for x in lit[1].args)))
+                if n is None:  # never reached: false
+                    dead = dead or positive
+                    continue
+                if pre.get(n, positive) != positive or cond.get(n, positive) != positive:
+                    dead = True
+                elif n not in pre:
+                    cond[n] = positive
+            if dead:
+                continue
+            d = {}
+            for a in eff.delete:
+                n = facts.get((a.pred, tuple(full[x] if isinstance(x, int) else x for x in a.args)))
+                if n is not None and n not in always_added:
+                    d[n] = False
+            ad = {facts[a.pred, tuple(full[x] if isinstance(x, int) else x for x in a.args)]: True for a in eff.add}
+            if not cond:
+                for n in d:
+                    if effects.get(n) is not True:
+                        effects[n] = False
+                effects.update(ad)
+                always_added |= set(ad)
+                continue
+            if d:
+                dels.append((cond, d))
+            if ad:
+                adds.append((cond, ad))
+    return [(c, {f: v for f, v in e.items() if f not in always_added or v}) for c, e in dels] + adds
 
 
 def _too_many_actions(
