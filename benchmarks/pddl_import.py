@@ -142,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
                 ratio_process = a["child_cpu"] / b["child_cpu"] if ok and b["child_cpu"] else None
                 row = {
                     "set": root.name, "task": f"{folder.name}/{prob.stem}", "ours_status": a["status"],
-                    "fd_status": b["status"], "ours_cpu": a.get("cpu"), "fd_cpu": b["cpu"], "ratio": ratio, "ratio_process": ratio_process,
+                    "fd_status": b["status"], "ours_cpu": a.get("cpu"), "fd_cpu": b["cpu"], "ratio": ratio,
+                    "ratio_process": ratio_process,
                     "ours_child_cpu": a["child_cpu"], "fd_child_cpu": b["child_cpu"],
                     "ours_peak_mib": a["peak_mib"], "fd_peak_mib": b["peak_mib"], "ours_actions": a.get("actions"),
                     "fd_operators": b["operators"], "ours_facts": a.get("facts"), "fd_variables": b["variables"],
