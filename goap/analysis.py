@@ -96,7 +96,7 @@ def check_domain(domain: Domain, start: State | None = None, sensed: Iterable[st
         if applied[a] or not all(values[fi[c.fact]].can_hold(c) for c in action.pre):
             continue
         applied[a] = True
-        for e in action.effects:
+        for e in _all_effects(action):  # a conditional effect may fire: the check over-approximates
             i = fi[e.fact]
             fact = domain.facts[i]
             value = e.value if e.op == "=" else (fact.max if e.op == "+=" else fact.min)
@@ -105,7 +105,7 @@ def check_domain(domain: Domain, start: State | None = None, sensed: Iterable[st
     unreachable = [g.name for g in domain.goals if not all(values[fi[c.fact]].can_hold(c) for c in g.want)]
     changers: dict[str, list[Action]] = {}  # fact -> the actions with an effect on it, for the achiever check
     for action in domain.actions:
-        for f in {e.fact for e in action.effects}:
+        for f in {e.fact for e in _all_effects(action)}:
             changers.setdefault(f, []).append(action)
     no_achiever = [
         (g.name, c.fact)
@@ -113,7 +113,8 @@ def check_domain(domain: Domain, start: State | None = None, sensed: Iterable[st
         for c in g.want
         if not any(achieves(a, c) for a in changers.get(c.fact, ()))
     ]
-    used = {c.fact for a in domain.actions for c in a.pre} | {e.fact for a in domain.actions for e in a.effects}
+    used = {c.fact for a in domain.actions for c in (*a.pre, *(c for w in a.when for c in w.cond))}
+    used |= {e.fact for a in domain.actions for e in _all_effects(a)}
     used |= {c.fact for g in domain.goals for c in g.want}
     return Report(
         never_applicable=[a.name for a, ok in zip(domain.actions, applied, strict=True) if not ok],
@@ -122,3 +123,8 @@ def check_domain(domain: Domain, start: State | None = None, sensed: Iterable[st
         unused_facts=[f.name for f in domain.facts if f.name not in used],
         start="the default state" if not sensed else f"the default state with {len(sensed)} sensed fact(s) free",
     )
+
+
+def _all_effects(action: Action) -> tuple:
+    """An action's effects, its conditional ones included."""
+    return (*action.effects, *(e for w in action.when for e in w.effects))

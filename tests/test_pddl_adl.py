@@ -274,3 +274,15 @@ def test_conditional_effects_round_trip_through_files(tmp_path, suffix):
     assert any(a.when for a in domain.actions)
     save_domain(domain, tmp_path / f"d{suffix}")
     assert load_domain(tmp_path / f"d{suffix}") == domain
+
+
+def test_domain_checks_count_conditional_effects():
+    """`goap validate`'s checks: a goal reached only through a conditional effect is reachable, its facts used."""
+    from goap.analysis import check_domain
+
+    domain = domain_from_spec({
+        "name": "d", "facts": {"x": False, "y": False},
+        "actions": {"a": {"cost": 1, "when": [{"if": {"y": False}, "then": {"x": True}}]}},
+        "goals": {"g": {"want": {"x": True}}},
+    })
+    assert check_domain(domain).warnings == []
