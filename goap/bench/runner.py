@@ -199,9 +199,10 @@ class Workers:
     and grounding or encoding a large task can take longer than the limit too. The worker tells the parent each
     phase as it enters it (``parse``, ``ground``, ``encode``, ``setup``, ``search``: see `goap.pddl.phase_hook`);
     the parent's clock runs from the job's start and stops during ``setup`` (building the planner, loading
-    kernels; bounded by `SETUP_SECONDS` on its own). At the limit (plus a small grace) the parent kills the worker whatever it is
-    doing, reports the task's rows as ``timeout`` with the phase, and starts a fresh worker for the next task. A
-    worker that dies (out of memory under ``--memory-limit``, a crash) gives ``memout`` or ``error``.
+    kernels; bounded by `SETUP_SECONDS` on its own). At the limit (plus a small grace) the parent kills the
+    worker whatever it is doing, reports the task's rows as ``timeout`` with the phase, and starts a fresh worker
+    for the next task. A worker that dies (out of memory under ``--memory-limit``, a crash) gives ``memout`` or
+    ``error``.
     """
 
     GRACE = 0.5
