@@ -445,12 +445,20 @@ def _relaxed_tables(domain: Domain, layout: Layout) -> RelaxedTables:
     for a, action in enumerate(domain.actions):
         for f in dict.fromkeys(e.fact for e in (*action.effects, *(e for w in action.when for e in w.effects))):
             touching.setdefault(f, []).append(a)
-    rows = [
-        [(b,) for b in touching.get(c.fact, []) if achieves(domain.actions[b], c)]
-        for action in domain.actions
-        for c in action.pre
-    ]
-    ach_start, ach_action = _csr(rows, (np.int32,))
+    # One achiever list per distinct condition (a grounded PDDL task has tens of thousands of preconditions over a
+    # few hundred conditions), laid out per precondition with numpy: spider-opt18-strips/p01 took 26 s here.
+    by_condition: dict[Condition, np.ndarray] = {}
+    rows = []
+    for action in domain.actions:
+        for c in action.pre:
+            row = by_condition.get(c)
+            if row is None:
+                row = np.array([b for b in touching.get(c.fact, []) if achieves(domain.actions[b], c)], dtype=np.int32)
+                by_condition[c] = row
+            rows.append(row)
+    ach_start = np.zeros(len(rows) + 1, dtype=np.int32)
+    ach_start[1:] = np.cumsum([len(r) for r in rows])
+    ach_action = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int32)
     return RelaxedTables(
         n_values=n_values, pre_start=ps, pre_fact=pf, pre_op=po, pre_k=pk,
         eff_start=es, eff_fact=ef, eff_op=eo, eff_value=ev,

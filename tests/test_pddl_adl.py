@@ -286,3 +286,22 @@ def test_domain_checks_count_conditional_effects():
         "goals": {"g": {"want": {"x": True}}},
     })
     assert check_domain(domain).warnings == []
+
+
+def test_achiever_lists_per_precondition():
+    """`goap.encoding`'s relaxed tables: per precondition, the actions that can achieve it, in action order (the
+    lists are shared per distinct condition; this checks the layout against the definition)."""
+    from goap.domain import achieves
+    from goap.encoding import encode
+    from tests.conftest import PDDL_DIR
+
+    depot = load_pddl(PDDL_DIR / "depot" / "domain.pddl", PDDL_DIR / "depot" / "task02.pddl").domain
+    for domain in (when_task(5)[0], depot):
+        rt = encode(domain).relaxed
+        k = 0
+        for action in domain.actions:
+            for c in action.pre:
+                want = [b for b, other in enumerate(domain.actions) if achieves(other, c)]
+                assert list(rt.pre_ach_action[rt.pre_ach_start[k]:rt.pre_ach_start[k + 1]]) == want
+                k += 1
+        assert k == len(rt.pre_ach_start) - 1
