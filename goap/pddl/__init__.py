@@ -1,14 +1,16 @@
-"""STRIPS PDDL import: parse a domain and a problem, ground them, and compile a goap `Domain`.
+"""PDDL import (STRIPS and ADL): parse a domain and a problem, ground them, and compile a goap `Domain`.
 
-Supported: the requirements ``:strips :typing :negative-preconditions :equality :action-costs`` (types are
-accepted without ``:typing`` being declared, as the IPC miconic files need); types with inheritance and
-``(either ...)``; constants; preconditions that are an ``and`` of atoms, negated atoms, ``(= ?x ?y)`` and
-``(not (= ?x ?y))``; effects that are an ``and`` of atoms, negated atoms and ``(increase (total-cost) N)``
-(``N`` a number or a function term given in the problem's ``:init``); goals that are an ``and`` of atoms and
-negated atoms. Anything else (conditional or quantified effects, disjunctions, derived predicates, durative
-actions, numeric fluents) is a `PddlError` naming the file, line, action and construct where the task uses it;
-a requirement is judged by use, not by declaration: one declared but not supported (or unknown) is a warning
-(`PddlTask.warnings`, printed by ``goap validate``), and the task loads when it uses none of it. Keywords and
+Supported: the requirements ``:strips :typing :negative-preconditions :equality :action-costs`` and ADL's
+(``:adl :conditional-effects :universal-preconditions :existential-preconditions :quantified-preconditions
+:disjunctive-preconditions``; types are accepted without ``:typing`` being declared, as the IPC miconic files
+need); types with inheritance and ``(either ...)``; constants; preconditions and goals built from atoms,
+``(= ?x ?y)``, ``not``, ``and``, ``or``, ``imply``, ``exists`` and ``forall`` (compiled away by
+`goap.pddl.normal`); effects that are an ``and`` of atoms, negated atoms, ``(forall (vars) EFFECT)``, ``(when
+CONDITION EFFECT)`` and ``(increase (total-cost) N)`` (``N`` a number or a function term given in the
+problem's ``:init``). Anything else (derived predicates, durative actions, numeric fluents) is a `PddlError`
+naming the file, line, action and construct where the task uses it; a requirement is judged by use, not by
+declaration: one declared but not supported (or unknown) is a warning (`PddlTask.warnings`, printed by ``goap
+validate``), and the task loads when it uses none of it. Keywords and
 names are case-insensitive and are lower-cased.
 
 Grounding, as planners usually do it:
