@@ -305,3 +305,15 @@ def test_achiever_lists_per_precondition():
                 assert list(rt.pre_ach_action[rt.pre_ach_start[k]:rt.pre_ach_start[k + 1]]) == want
                 k += 1
         assert k == len(rt.pre_ach_start) - 1
+
+
+def test_deeply_nested_formula_is_an_error(tmp_path):
+    nested = "(p)"
+    for _ in range(200):
+        nested = f"(not {nested})"
+    (tmp_path / "d.pddl").write_text(f"""(define (domain deep) (:predicates (p))
+      (:action a :parameters () :precondition {nested} :effect (p)))""")
+    (tmp_path / "p.pddl").write_text("(define (problem x) (:domain deep) (:init) (:goal (p)))")
+    with pytest.raises(PddlError) as e:
+        load_pddl(tmp_path / "d.pddl", tmp_path / "p.pddl")
+    assert "nested more than 64 levels deep" in str(e.value) and e.value.item == "action 'a'"

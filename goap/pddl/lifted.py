@@ -32,6 +32,8 @@ UNSUPPORTED_REQUIREMENTS = {
 
 
 Term = int | str  # a parameter index or an object name
+#: Deepest nesting of a precondition, effect condition or goal (the reader and the rewriting recurse on it).
+MAX_FORMULA_DEPTH = 64
 
 
 @dataclass
@@ -322,28 +324,31 @@ class _Context:
         else:
             yield True, e
 
-    def formula(self, e: Any, where: Any, schema: Schema | None) -> Formula:
+    def formula(self, e: Any, where: Any, schema: Schema | None, depth: int = 0) -> Formula:
         """An ADL formula (`Formula`); quantified variables get new indices, recorded in ``schema.qvars``."""
         e = self.r.expect_list(e, "a formula", where)
+        if depth > MAX_FORMULA_DEPTH:
+            raise self.r.fail(f"a formula nested more than {MAX_FORMULA_DEPTH} levels deep", e, self.item)
         if not e:
             return ("and", [])
         head = e[0]
+        depth += 1
         if head in ("and", "or"):
-            return (str(head), [self.formula(x, e, schema) for x in e[1:]])
+            return (str(head), [self.formula(x, e, schema, depth) for x in e[1:]])
         if head == "not":
             if len(e) != 2:
                 raise self.r.fail("syntax error: (not X) takes exactly one formula", e, self.item)
-            return ("not", self.formula(e[1], e, schema))
+            return ("not", self.formula(e[1], e, schema, depth))
         if head == "imply":
             if len(e) != 3:
                 raise self.r.fail("syntax error: (imply A B) takes two formulas", e, self.item)
-            return ("imply", self.formula(e[1], e, schema), self.formula(e[2], e, schema))
+            return ("imply", self.formula(e[1], e, schema, depth), self.formula(e[2], e, schema, depth))
         if head in ("exists", "forall"):
             if len(e) != 3:
                 raise self.r.fail(f"syntax error: ({head} (VARS) FORMULA) takes a variable list and a formula", e,
                                   self.item)
             with self.quantified(e[1], e, schema) as indices:
-                return (str(head), indices, self.formula(e[2], e, schema))
+                return (str(head), indices, self.formula(e[2], e, schema, depth))
         if head == "when":
             raise self.r.fail("syntax error: (when ...) is an effect, not a condition", e, self.item)
         if head == "=":
