@@ -16,7 +16,7 @@ names are case-insensitive and are lower-cased.
 Grounding, as planners usually do it:
 
 * Reachability: the delete relaxation (positive preconditions only) as a semi-naive Datalog fixpoint, as Fast
-  Downward's translator grounds (Helmert 2009): each schema is a rule whose body is its positive preconditions;
+  Downward's translator grounds: each schema is a rule whose body is its positive preconditions;
   a queue of newly reached atoms is joined, one atom at a time, with the atoms reached before it, in a join order
   chosen per rule and per triggering atom, through hash indexes that grow with the atoms. Every instance is
   found once, when its last precondition is reached; atoms and actions never reached are dropped.
