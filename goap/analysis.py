@@ -208,7 +208,7 @@ def relax(domain: Domain, start: State | None = None, sensed: Iterable[str] = ()
         if applied[a] or not ok[a] or not all(values[fi[c.fact]].can_hold(c) for c in action.pre):
             continue
         applied[a] = True
-        for e in action.effects:
+        for e in _all_effects(action):  # a conditional effect may fire: the check over-approximates
             i = fi[e.fact]
             fact = domain.facts[i]
             value = e.value if e.op == "=" else (fact.max if e.op == "+=" else fact.min)
@@ -240,7 +240,7 @@ def check_domain(domain: Domain, start: State | None = None, sensed: Iterable[st
     unreachable = [g.name for g in domain.goals if not all(r.can_hold(c) for c in g.want)]
     changers: dict[str, list[Action]] = {}  # fact -> the actions with an effect on it, for the achiever check
     for action in domain.actions:
-        for f in {e.fact for e in action.effects}:
+        for f in {e.fact for e in _all_effects(action)}:
             changers.setdefault(f, []).append(action)
     no_achiever = [
         (g.name, c.fact)
@@ -248,7 +248,8 @@ def check_domain(domain: Domain, start: State | None = None, sensed: Iterable[st
         for c in g.want
         if not any(achieves(a, c) for a in changers.get(c.fact, ()))
     ]
-    used = {c.fact for a in domain.actions for c in a.pre} | {e.fact for a in domain.actions for e in a.effects}
+    used = {c.fact for a in domain.actions for c in (*a.pre, *(c for w in a.when for c in w.cond))}
+    used |= {e.fact for a in domain.actions for e in _all_effects(a)}
     used |= {c.fact for g in domain.goals for c in g.want}
     never = [a for a, ok in zip(domain.actions, r.applied, strict=True) if not ok]
     blocked = {a.name: _roots_of(r, r.blocking(a)) for a in never}
@@ -282,3 +283,8 @@ def _roots_of(r: Relaxed, conditions: list[Condition]) -> list[tuple[Condition, 
 def condition_text(domain: Domain, c: Condition) -> str:
     """A condition as a domain file writes it: ``ammo >= 1``, ``at == cover``, ``ripe == true``."""
     return f"{c.fact} {c.op} {domain.fact(c.fact).format(c.value)}"
+
+
+def _all_effects(action: Action) -> tuple:
+    """An action's effects, its conditional ones included."""
+    return (*action.effects, *(e for w in action.when for e in w.effects))

@@ -68,6 +68,8 @@ def _validate_arguments(v: argparse.ArgumentParser) -> None:
     v.add_argument("--world", default=None, metavar="WORLD",
                    help="a world (name or module:Class) whose sensed facts may take any value in the check")
     v.add_argument("--sensed", default="", metavar="FACT,...", help="facts a world senses (any value in the check)")
+    v.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
+                   help="PDDL: seconds for parsing, grounding and the checks (an error naming the phase past it)")
 
 
 def _describe_arguments(d: argparse.ArgumentParser) -> None:
@@ -88,7 +90,8 @@ def _solve_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--max-plan-length", type=positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
     s.add_argument("--stats", action="store_true", help="print planning throughput as JSON, last line on stderr")
     s.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
-                   help="seconds per problem; past it a problem's status is timeout (as in goap bench)")
+                   help="seconds per problem; past it a problem's status is timeout (as in goap bench); for a PDDL "
+                        "pair the limit holds for parsing, grounding, encoding and search, and the row names the phase")
 
 
 def _run_arguments(r: argparse.ArgumentParser) -> None:

@@ -151,6 +151,15 @@ class Effect:
 
 
 @dataclass(frozen=True)
+class When:
+    """A conditional effect: ``effects`` apply when every condition in ``cond`` holds in the state before the
+    action (after its unconditional effects, in order; a later effect on the same fact wins)."""
+
+    cond: tuple[Condition, ...]
+    effects: tuple[Effect, ...]
+
+
+@dataclass(frozen=True)
 class Action:
     """An action. ``cost`` is its base cost; ``cost_terms`` are (fact index, per-unit coefficient) pairs in file
     order, added to the base in the state the action is applied to (see the module docstring)."""
@@ -163,6 +172,7 @@ class Action:
     #: False: once started, the action runs until the world reports DONE or FAILED; a new goal or a commanded
     #: replan waits for it (`goap.kernels.tick.decide`).
     interruptible: bool = True
+    when: tuple[When, ...] = ()  # conditional effects (see `When`)
 
 
 @dataclass(frozen=True)
@@ -345,6 +355,11 @@ class Domain:
         for e in action.effects:
             i = self._fact_index[e.fact]
             out[i] = e.apply(out[i], self.facts[i])
+        for w in action.when:
+            if self.satisfies(state, w.cond):  # judged on the state before the action
+                for e in w.effects:
+                    i = self._fact_index[e.fact]
+                    out[i] = e.apply(out[i], self.facts[i])
         return tuple(out)
 
     def describe_state(self, state: State) -> str:
@@ -436,10 +451,10 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
         item = named("action", "actions", aname, forms)
         if not isinstance(aspec, Mapping):
             raise fail("an action must be a table with cost, pre and effects", item, ("actions", aname))
-        extra = set(aspec) - {"cost", "pre", "effects", "interruptible"}
+        extra = set(aspec) - {"cost", "pre", "effects", "when", "interruptible"}
         if extra:
             key = sorted(extra)[0]
-            raise fail(f"unknown key {_show(key)} (expected cost, pre, effects, interruptible)", item,
+            raise fail(f"unknown key {_show(key)} (expected cost, pre, effects, when, interruptible)", item,
                        ("actions", aname, key))
         interruptible = aspec.get("interruptible", True)
         if not isinstance(interruptible, bool):
@@ -459,10 +474,12 @@ def domain_from_spec(spec: Mapping[str, Any], file: str | None = None, locate: L
             effects = _parse_effects(skeleton, _table(aspec.get("effects", {}), "effects"))
         except _ItemError as e:
             raise fail(e.message, item, ("actions", aname, "effects", *e.path)) from None
-        if not effects:
+        when = _parse_when(skeleton, aspec.get("when", []),
+                           lambda m, *path, _i=item, _a=aname: fail(m, _i, ("actions", _a, *path)))
+        if not effects and not when:
             raise fail("an action needs at least one effect", item, ("actions", aname))
         actions.append(Action(name=str(aname), cost=float(cost), pre=tuple(pre), effects=tuple(effects),
-                              cost_terms=terms, interruptible=interruptible))
+                              cost_terms=terms, interruptible=interruptible, when=when))
 
     goals = []
     if not isinstance(goals_spec, Mapping):
@@ -934,6 +951,36 @@ def _parse_condition(fact: Fact, raw: Any) -> Condition:
     return Condition(fact.name, "==", fact.parse_value(raw, "condition"))
 
 
+#: Most conditional effects one action may have (each is a row of the planner's tables).
+MAX_WHEN = 64
+
+
+def _parse_when(domain: Domain, raw: Any, fail: Callable[..., DomainError]) -> tuple[When, ...]:
+    """``when = [{ if = {fact = value, ...}, then = {fact = effect, ...} }, ...]``: conditional effects."""
+    if not isinstance(raw, list | tuple):
+        raise fail(f"'when' must be a list of {{ if = {{...}}, then = {{...}} }} tables, got {_show(raw)}", "when")
+    if len(raw) > MAX_WHEN:
+        raise fail(f"at most {MAX_WHEN} conditional effects per action, got {len(raw)}", "when")
+    out = []
+    for k, entry in enumerate(raw):
+        where = ("when", str(k))
+        if not isinstance(entry, Mapping) or set(entry) != {"if", "then"}:
+            raise fail("each conditional effect is a table with exactly the keys 'if' and 'then', got "
+                       f"{_show(entry)}", *where)
+        try:
+            cond = _parse_conditions(domain, _table(entry["if"], "if"))
+        except _ItemError as e:
+            raise fail(e.message, *where, "if", *e.path) from None
+        try:
+            effects = _parse_effects(domain, _table(entry["then"], "then"))
+        except _ItemError as e:
+            raise fail(e.message, *where, "then", *e.path) from None
+        if not cond or not effects:
+            raise fail("a conditional effect needs at least one condition ('if') and one effect ('then')", *where)
+        out.append(When(tuple(cond), tuple(effects)))
+    return tuple(out)
+
+
 def _parse_effects(domain: Domain, spec: Mapping[str, Any]) -> list[Effect]:
     return _parse_per_fact(domain, spec, _parse_effect)
 
@@ -975,12 +1022,15 @@ def achieves(action: Action, condition: Condition) -> bool:
     This over-approximates (it ignores the current value except for the direction of a step), which is what
     the planners' admissible heuristic needs: any action that actually makes the condition true is counted.
     """
-    for e in action.effects:
+    for e in (*action.effects, *(e for w in action.when for e in w.effects)):
         if e.fact != condition.fact:
             continue
         if e.op == "=":
-            return _compare(e.value, condition.op, condition.value)
-        if e.op == "+=":
-            return condition.op in ("==", "!=", ">", ">=")
-        return condition.op in ("==", "!=", "<", "<=")
+            hit = _compare(e.value, condition.op, condition.value)
+        elif e.op == "+=":
+            hit = condition.op in ("==", "!=", ">", ">=")
+        else:
+            hit = condition.op in ("==", "!=", "<", "<=")
+        if hit or not action.when:  # one effect per fact without conditional effects: its verdict is final
+            return hit
     return False

@@ -115,6 +115,8 @@ def domain_to_spec(domain: Domain) -> dict[str, Any]:
             "pre": {c.fact: cond(c) for c in a.pre},
             "effects": {e.fact: eff(e) for e in a.effects},
             **({} if a.interruptible else {"interruptible": False}),
+            **({"when": [{"if": {c.fact: cond(c) for c in w.cond}, "then": {e.fact: eff(e) for e in w.effects}}
+                         for w in a.when]} if a.when else {}),
         }
         for a in domain.actions
     }

@@ -165,6 +165,24 @@ RELAXED_MAX_VALUES = 64
 
 
 @dataclass(frozen=True)
+class WhenTables:
+    """Conditional effects (`goap.domain.When`) as rows: action a's are rows ``start[a]..start[a + 1]``, each a
+    condition (``mask``/``value`` words and ``ints`` for the rest, as preconditions) and effects (as actions')."""
+
+    start: np.ndarray  # int32[A + 1]
+    mask: np.ndarray  # uint64[C, W]
+    value: np.ndarray  # uint64[C, W]
+    ints: CondList  # rows: conditional effects
+    eff_set: np.ndarray  # uint64[C, W]
+    eff_clear: np.ndarray  # uint64[C, W]
+    eff_steps: StepList  # rows: conditional effects
+
+    @property
+    def n_when(self) -> int:
+        return int(self.start[-1])
+
+
+@dataclass(frozen=True)
 class DomainTables:
     """Everything a kernel needs to know about a domain, as flat numpy arrays."""
 
@@ -188,6 +206,7 @@ class DomainTables:
     type_scale: np.ndarray  # float64[T, A]
     type_priority: np.ndarray  # float32[T, G], per type the domain goals' priorities
     type_states: np.ndarray  # uint64[T, W], per type its agents' default state, packed (Domain.type_state)
+    when: WhenTables | None = None  # conditional effects; `encode` always sets it
 
     @property
     def has_terms(self) -> int:
@@ -360,6 +379,7 @@ def encode(domain: Domain) -> DomainTables:
     ]
     term_start, term_fact, term_per, term_min = _csr(terms, (np.int32, np.float64, np.float64))
     types = domain.types
+    when = _when_tables(domain, layout)
     return DomainTables(
         domain=domain,
         layout=layout,
@@ -381,7 +401,37 @@ def encode(domain: Domain) -> DomainTables:
         type_scale=np.array([t.cost_scale for t in types], dtype=np.float64).reshape(len(types), A),
         type_priority=np.array([t.priority for t in types], dtype=np.float32).reshape(len(types), len(domain.goals)),
         type_states=_pack_rows(domain, layout, [domain.type_state(i) for i in range(len(types))]),
+        when=when,
     )
+
+
+def _when_tables(domain: Domain, layout: Layout) -> WhenTables:
+    """The conditional effects' rows (see `WhenTables`), encoded as preconditions and effects are."""
+    rows = [w for a in domain.actions for w in a.when]
+    W, C = layout.n_words, len(rows)
+    start = np.zeros(len(domain.actions) + 1, dtype=np.int32)
+    start[1:] = np.cumsum([len(a.when) for a in domain.actions])
+    mask = np.zeros((C, W), dtype=np.uint64)
+    value = np.zeros((C, W), dtype=np.uint64)
+    eff_set = np.zeros((C, W), dtype=np.uint64)
+    eff_clear = np.zeros((C, W), dtype=np.uint64)
+    int_rows, step_rows = [], []
+    for c, w in enumerate(rows):
+        int_rows.append(_fold_conditions(domain, layout, w.cond, mask[c], value[c]))
+        steps = []
+        for e in w.effects:
+            f = domain.fact_index(e.fact)
+            wd, sh, m = int(layout.word[f]), int(layout.shift[f]), layout.field_mask(f)
+            if e.op == "=":
+                eff_clear[c, wd] |= np.uint64(m << sh)
+                kept = eff_set[c, wd] & ~np.uint64(m << sh)
+                eff_set[c, wd] = kept | np.uint64((e.value - int(layout.min[f])) << sh)
+            else:
+                fact = domain.facts[f]
+                steps.append((wd, sh, m, e.value if e.op == "+=" else -e.value, fact.max - fact.min))
+        step_rows.append(steps)
+    return WhenTables(start=start, mask=mask, value=value, ints=_cond_list(int_rows), eff_set=eff_set,
+                      eff_clear=eff_clear, eff_steps=_step_list(step_rows))
 
 
 def encode_goals(domain: Domain, layout: Layout, goals: Sequence[Goal]) -> GoalTables:
@@ -392,7 +442,7 @@ def encode_goals(domain: Domain, layout: Layout, goals: Sequence[Goal]) -> GoalT
     int_rows, atom_rows, achiever_rows, max_achieved = [], [], [], []
     changers: dict[str, list[int]] = {}  # fact -> the actions with an effect on it, in order: only they can achieve
     for a, action in enumerate(domain.actions):
-        for f in dict.fromkeys(e.fact for e in action.effects):
+        for f in dict.fromkeys(e.fact for e in (*action.effects, *(e for w in action.when for e in w.effects))):
             changers.setdefault(f, []).append(a)
     for g, goal in enumerate(goals):
         int_rows.append(_fold_conditions(domain, layout, goal.want, mask[g], value[g]))
@@ -424,25 +474,35 @@ def _relaxed_tables(domain: Domain, layout: Layout) -> RelaxedTables:
     n_values = np.where(ranges > RELAXED_MAX_VALUES, 0, ranges).astype(np.int32)
     pre, eff = [], []
     ops = {"=": 0, "+=": 1, "-=": 2}
+    # A conditional effect counts as unconditional here: more effects only make the relaxed task easier, so every
+    # heuristic over these tables (h_max, its depth-bounded forms, LM-cut) stays admissible, only weaker.
     for action in domain.actions:
         pre.append([(domain.fact_index(c.fact), OP_CODES[c.op], c.value - domain.fact(c.fact).min) for c in action.pre])
         eff.append([
             (domain.fact_index(e.fact), ops[e.op], e.value - domain.fact(e.fact).min if e.op == "=" else e.value)
-            for e in action.effects
+            for e in (*action.effects, *(e for w in action.when for e in w.effects))
         ])
 
     ps, pf, po, pk = _csr(pre, (np.int32, np.int32, np.uint64))
     es, ef, eo, ev = _csr(eff, (np.int32, np.int32, np.int64))
     touching: dict[str, list[int]] = {}
     for a, action in enumerate(domain.actions):
-        for e in action.effects:
-            touching.setdefault(e.fact, []).append(a)
-    rows = [
-        [(b,) for b in touching.get(c.fact, []) if achieves(domain.actions[b], c)]
-        for action in domain.actions
-        for c in action.pre
-    ]
-    ach_start, ach_action = _csr(rows, (np.int32,))
+        for f in dict.fromkeys(e.fact for e in (*action.effects, *(e for w in action.when for e in w.effects))):
+            touching.setdefault(f, []).append(a)
+    # One achiever list per distinct condition (a grounded PDDL task has tens of thousands of preconditions over a
+    # few hundred conditions), laid out per precondition with numpy: spider-opt18-strips/p01 took 26 s here.
+    by_condition: dict[Condition, np.ndarray] = {}
+    rows = []
+    for action in domain.actions:
+        for c in action.pre:
+            row = by_condition.get(c)
+            if row is None:
+                row = np.array([b for b in touching.get(c.fact, []) if achieves(domain.actions[b], c)], dtype=np.int32)
+                by_condition[c] = row
+            rows.append(row)
+    ach_start = np.zeros(len(rows) + 1, dtype=np.int32)
+    ach_start[1:] = np.cumsum([len(r) for r in rows])
+    ach_action = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int32)
     return RelaxedTables(
         n_values=n_values, pre_start=ps, pre_fact=pf, pre_op=po, pre_k=pk,
         eff_start=es, eff_fact=ef, eff_op=eo, eff_value=ev,

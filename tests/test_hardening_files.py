@@ -400,5 +400,5 @@ def test_solve_time_limit_on_a_pddl_pair(capsys, tmp_path, monkeypatch):
     dom, prob = pddl_pair(tmp_path)
     code, out, err = run(capsys, "solve", dom, prob, "--planner", "reference", "--time-limit", "0.2")
     assert code == 0 and err == ""
-    assert json.loads(out) == {"id": f"{tmp_path.name}/task01", "status": "timeout", "cost": None, "length": None,
-                               "plan": None}
+    assert json.loads(out) == {"id": f"{tmp_path.name}/task01", "status": "timeout", "phase": "search", "cost": None,
+                               "length": None, "plan": None}

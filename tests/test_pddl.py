@@ -203,17 +203,42 @@ BAD = [
     ("unknown predicate", DOMAIN.replace(":precondition (lit ?p)", ":precondition (lamp ?p)"), 18,
      "unknown predicate 'lamp'"),
     ("wrong arity", DOMAIN.replace("(at ?b ?from) (door", "(at ?b) (door"), 10, "wrong arity"),
-    ("requirement", DOMAIN.replace(":action-costs)", ":action-costs :conditional-effects)"), 3,
-     "unsupported requirement :conditional-effects"),
-    ("adl", DOMAIN.replace("(:requirements :strips", "(:requirements :adl :strips"), 3, "unsupported requirement :adl"),
-    ("when", DOMAIN.replace("(and (lit ?p) (not (lit ?p))", "(and (when (lit ?p) (broken))"), 15,
-     "conditional effects"),
-    ("or", DOMAIN.replace("(and (at ?b ?from)", "(or (at ?b ?from)"), 10, "unsupported construct: (or"),
+    ("when in when", DOMAIN.replace("(and (lit ?p) (not (lit ?p))", "(and (when (lit ?p) (when (broken) (lit ?p)))"),
+     15, "(when ...) inside (when ...)"),
+    ("or as an atom", DOMAIN.replace("(and (at ?b ?from)", "(and ((or) ?b ?from)"), 10, "syntax error"),
     ("unknown variable", DOMAIN.replace("(door ?from ?to)", "(door ?from ?nowhere)"), 10, "unknown variable ?nowhere"),
     ("unknown type", DOMAIN.replace("(?p - room)", "(?p - kitchen)"), 13, "unknown type 'kitchen'"),
     ("derived", DOMAIN.replace("(:action toggle", "(:derived (broken) (lit home))\n  (:action toggle"), 16,
-     "derived predicates"),
+     "derived predicates (requirement :derived-predicates)"),
+    ("numeric", DOMAIN.replace("(increase (total-cost) 2)", "(decrease (total-cost) 2)"), 15,
+     "action 'light': unsupported construct: numeric effect (decrease ...) (requirement :numeric-fluents)"),
 ]
+
+
+@pytest.mark.parametrize("requirement", [":fluents", ":derived-predicates", ":durative-actions"])
+def test_requirement_declared_but_not_used_is_a_warning(tmp_path, requirement):
+    """Judged by use: a requirement the task declares but does not use loads, with a warning naming its line."""
+    d, p = _write(tmp_path, domain=DOMAIN.replace("(:requirements :strips", f"(:requirements {requirement} :strips"))
+    task = load_pddl(d, p)
+    (warning,) = task.warnings
+    assert warning.startswith(f"{d}:3: requirement {requirement} is declared but not supported")
+    (tmp_path / "plain").mkdir()
+    plain = load_pddl(*_write(tmp_path / "plain")).domain
+    assert (task.domain.facts, task.domain.actions, task.domain.goals) == (plain.facts, plain.actions, plain.goals)
+
+
+def test_unknown_requirement_is_a_warning(tmp_path):
+    d, p = _write(tmp_path, domain=DOMAIN.replace("(:requirements :strips", "(:requirements :sparkles :strips"))
+    assert load_pddl(d, p).warnings == (f"{d}:3: unknown requirement :sparkles (ignored)",)
+
+
+def test_validate_prints_requirement_warnings(tmp_path, capsys):
+    from goap.cli import main
+
+    d, p = _write(tmp_path, domain=DOMAIN.replace("(:requirements :strips", "(:requirements :fluents :strips"))
+    assert main(["validate", str(d), str(p)]) == 0
+    assert f"warning: {d}:3: requirement :fluents is declared but not supported" in capsys.readouterr().out
+    assert main(["validate", str(d), str(p), "--strict"]) == 1
 
 
 @pytest.mark.parametrize("what,domain,line,message", BAD, ids=[b[0] for b in BAD])

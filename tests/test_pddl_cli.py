@@ -42,7 +42,7 @@ def test_grounding_bound_from_the_command_line():
     out = subprocess.run([sys.executable, "-m", "goap.cli", "validate", str(blowup / "domain.pddl"),
                           str(blowup / "problem.pddl")], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 1 and "Traceback" not in out.stderr
-    assert f"{blowup / 'domain.pddl'}:6: action 'link': grounding stopped" in out.stderr
+    assert f"{blowup / 'domain.pddl'}:6: predicate 'linked': grounding stopped" in out.stderr
 
 
 

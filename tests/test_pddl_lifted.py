@@ -47,7 +47,12 @@ DOMAIN_ERRORS = [
      "expected a number"),
     ("numeric effect", ("(increase (total-cost) 2)", "(decrease (total-cost) 2)"), 15, "action 'light'",
      "numeric effect"),
-    ("forall", ("(and (not (lit ?p)))", "(forall (?x) (lit ?x))"), 14, "action 'light'", "unsupported construct"),
+    ("when as a condition", ("(and (not (lit ?p)))", "(when (lit ?p) (lit ?p))"), 14, "action 'light'",
+     "(when ...) is an effect, not a condition"),
+    ("cost in a when", ("(increase (total-cost) 2)", "(when (lit ?p) (increase (total-cost) 2))"), 15,
+     "action 'light'", "(increase ...) inside (forall ...) or (when ...)"),
+    ("quantifier syntax", ("(and (not (lit ?p)))", "(exists (?x))"), 14, "action 'light'",
+     "takes a variable list and a formula"),
     ("durative", ("(:action toggle", "(:durative-action toggle"), 16, None, "durative actions"),
     ("duplicate action", ("(:action toggle", "(:action light"), 16, "action 'light'", "duplicate action name"),
 ]
@@ -66,7 +71,7 @@ PROBLEM_ERRORS = [
     ("nan value", ("(= (dist home hall) 3)", "(= (dist home hall) nan)"), 4, "init", "finite number"),
     ("inf value", ("(= (dist hall yard) 4)", "(= (dist hall yard) inf)"), 4, "init", "finite number"),
     ("metric", ("(:metric minimize (total-cost))", "(:metric maximize (total-cost))"), 6, None, "only (:metric"),
-    ("equality goal", ("(lit home)", "(= b1 b1)"), 5, "goal", "equality in the goal"),
+    ("goal quantifier type", ("(lit home)", "(forall (?x - kitchen) (lit ?x))"), 5, "goal", "unknown type"),
 ]
 
 

@@ -9,9 +9,13 @@ Honest numbers, as a planning researcher reads them:
 * ``timing`` says what ``seconds`` is: ``solo`` (the problem was planned alone), ``batch/n`` (a batched planner
   planned the whole group in one call; each row holds the call's time divided by its problems, never presented
   as a per-problem measurement), or ``process`` (an external planner's wall time).
-* The time limit holds for every planner: the reference planner is interrupted (SIGALRM), an external planner
-  is killed, and a Warp search (one launch, which cannot be stopped) that ends after the limit is reported as
-  ``timeout`` all the same, its real outcome kept in ``late_status``.
+* The time limit holds for every planner and for the whole task: parsing, grounding, encoding and search all
+  count (compiling or loading the kernels does not). An isolated goap planner (the default for PDDL) runs in a
+  worker process that tells its parent each phase as it enters it (``parse``, ``ground``, ``encode``,
+  ``search``); the parent kills it at the limit whatever it is doing, and the ``timeout`` row's ``phase`` says
+  where it was. In process, grounding stops at its own deadline (the limit), the reference planner is
+  interrupted (SIGALRM), an external planner is killed, and a Warp search (one launch, which cannot be stopped)
+  that ends after the limit is reported as ``timeout`` all the same, its real outcome kept in ``late_status``.
 * Every plan, ours included, is replayed by the project's validator (`goap.pddl.validate` on the lifted PDDL
   task; `goap.domain.Domain.replay` with the problem's costs and enabled actions otherwise). ``valid`` is True,
   False (with ``invalid_reason``) or None (no plan); a solved row whose plan is invalid counts as unsolved.
@@ -102,6 +106,8 @@ def run_recipe(recipe: Recipe, planners: list[PlannerConfig], settings: Settings
     batch: ProblemBatch | None = None
     failure: str | None = None
     t0 = time.perf_counter()
+    global _task_started, _paused
+    _task_started, _paused = t0, 0.0
     try:
         if internal:
             batch = recipe.load()
@@ -119,10 +125,11 @@ def run_recipe(recipe: Recipe, planners: list[PlannerConfig], settings: Settings
         if config.external is not None:
             rows += _run_external(config, recipe, batch, lifted, settings)
         elif batch is None:
-            status = "timeout" if failure and "grounding took more than" in failure else "error"
+            late = bool(failure and "grounding took more than" in failure)
             for pid in recipe.ids:
-                rows.append(_row(recipe.suite, recipe.group, pid, config, status=status, error=failure,
-                                 ground_seconds=ground_failed_s, total_seconds=ground_failed_s, timing="solo"))
+                rows.append(_row(recipe.suite, recipe.group, pid, config, status="timeout" if late else "error",
+                                 error=failure, phase="ground" if late else None, ground_seconds=ground_failed_s,
+                                 total_seconds=ground_failed_s, timing="solo"))
         else:
             rows += _run_internal(config, batch, lifted, settings)
     _fill_optimal(rows, recipe, batch)
@@ -162,10 +169,18 @@ def _run_isolated(recipe: Recipe, planners: list[PlannerConfig], settings: Setti
 
 
 # --- goap planners in a child process ------------------------------------------------------------------------
-#: Seconds a worker may spend before its first search starts (grounding is bounded by its own deadline; this
-#: covers loading or, the first time, compiling the kernels).
+#: Seconds a worker may spend compiling or loading kernels (the ``setup`` phase, which the time limit does not
+#: count: it is paid once per planner, and the first time it compiles the kernels).
 SETUP_SECONDS = 600.0
+_phase_entered: Any = None  # set in a worker: called with a phase name as the task enters it
 _search_started: Any = None  # set in a worker: called with (seconds allowed, ground seconds) before each search
+_task_started: float = 0.0  # perf_counter() when run_recipe started the task (parsing starts then)
+_paused: float = 0.0  # seconds of the current task spent in setup, which the limit does not count
+
+
+def _notify_phase(phase: str) -> None:
+    if _phase_entered is not None:
+        _phase_entered(phase)
 
 
 def _notify_search(allowed: float | None, ground: float) -> None:
@@ -173,13 +188,22 @@ def _notify_search(allowed: float | None, ground: float) -> None:
         _search_started(allowed, ground)
 
 
+def _spent() -> float:
+    """Seconds the current task has used against the limit: since it started, less its setup."""
+    return time.perf_counter() - _task_started - _paused
+
+
 class Workers:
     """One child process per goap planner (label), reused from task to task so its kernels stay loaded.
 
-    A Warp search is one launch that cannot be interrupted, so the time limit is held here: the worker says
-    when each search starts and how long it may take; the parent waits that long (plus a small grace) and
-    then kills the worker, reports the task's rows as ``timeout``, and starts a fresh worker for the next
-    task. A worker that dies (out of memory under ``--memory-limit``, a crash) gives ``memout`` or ``error``.
+    The time limit is held here, for the whole task: a Warp search is one launch that cannot be interrupted,
+    and grounding or encoding a large task can take longer than the limit too. The worker tells the parent each
+    phase as it enters it (``parse``, ``ground``, ``encode``, ``setup``, ``search``: see `goap.pddl.phase_hook`);
+    the parent's clock runs from the job's start and stops during ``setup`` (compiling or loading kernels,
+    warming the scratch; bounded by `SETUP_SECONDS` on its own). At the limit (plus a small grace) the parent kills the
+    worker whatever it is doing, reports the task's rows as ``timeout`` with the phase, and starts a fresh worker
+    for the next task. A worker that dies (out of memory under ``--memory-limit``, a crash) gives ``memout`` or
+    ``error``.
     """
 
     GRACE = 0.5
@@ -203,9 +227,11 @@ class Workers:
         if not proc.is_alive():
             proc, conn = self._start(config.label, settings.memory_limit)
         conn.send((recipe, config, settings))
+        limit = settings.time_limit
         t0 = time.perf_counter()
-        deadline = t0 + SETUP_SECONDS + (settings.time_limit or 0.0)
-        started, ground = None, 0.0
+        # A fresh worker imports the engine first (not part of the task): the clock starts at its first phase.
+        deadline = t0 + SETUP_SECONDS
+        phase, ground, paused, setup_at = "start", 0.0, 0.0, None
         while True:
             wait = deadline - time.perf_counter()
             try:
@@ -215,15 +241,35 @@ class Workers:
                 proc.join(5)
                 status = "memout" if settings.memory_limit else "error"
                 return self._failed(recipe, config, status, f"the planner's process ended ({proc.exitcode})", ground)
+            now = time.perf_counter()
             if message is None:
                 self.kill(config.label)
-                spent = time.perf_counter() - (started or t0)
-                return self._failed(recipe, config, "timeout", None, ground, spent)
+                spent = now - t0 - paused
+                if phase == "setup":
+                    error = f"loading or compiling the kernels took more than {SETUP_SECONDS:g} s"
+                else:
+                    error = f"the time limit of {limit:g} s ran out while in phase '{phase}'"
+                return self._failed(recipe, config, "timeout", error, ground, spent, phase)
             kind, payload = message
-            if kind == "search":
+            if kind == "phase":
+                if phase == "start":
+                    t0 = now
+                    deadline = math.inf if limit is None else now + limit + self.GRACE
+                if payload == "setup":
+                    setup_at = now
+                    deadline = now + SETUP_SECONDS
+                elif setup_at is not None:
+                    paused += now - setup_at
+                    setup_at = None
+                    deadline = math.inf if limit is None else t0 + paused + limit + self.GRACE
+                phase = payload
+            elif kind == "search":
                 allowed, ground = payload
-                started = time.perf_counter()
-                deadline = math.inf if allowed is None else started + allowed + self.GRACE
+                if setup_at is not None:
+                    paused += now - setup_at
+                    setup_at = None
+                phase = "search"
+                deadline = math.inf if allowed is None else now + allowed + self.GRACE
             elif kind == "rows":
                 return payload
             elif kind == "memout":
@@ -234,10 +280,10 @@ class Workers:
 
     @staticmethod
     def _failed(recipe: Recipe, config: PlannerConfig, status: str, error: str | None, ground: float,
-                spent: float | None = None) -> list[dict[str, Any]]:
-        total = None if spent is None else ground + spent
+                spent: float | None = None, phase: str | None = None) -> list[dict[str, Any]]:
+        total = None if spent is None else max(ground, spent)
         return [_row(recipe.suite, recipe.group, pid, config, status=status, error=error, ground_seconds=ground,
-                     total_seconds=total, timing="solo") for pid in recipe.ids]
+                     total_seconds=total, timing="solo", phase=phase) for pid in recipe.ids]
 
     def kill(self, label: str) -> None:
         proc, conn = self.procs.pop(label, (None, None))
@@ -262,12 +308,22 @@ WORKERS = Workers()
 
 def _worker_main(conn: Any, memory: int | None) -> None:
     """The loop of a worker process: (recipe, config, settings) in, ("rows", rows) out, until None."""
-    global _search_started
+    global _search_started, _phase_entered
     import resource
+
+    import goap.pddl
 
     if memory:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     _search_started = lambda allowed, ground: conn.send(("search", (allowed, ground)))  # noqa: E731
+    _phase_entered = lambda phase: conn.send(("phase", phase))  # noqa: E731
+    goap.pddl.phase_hook = _phase_entered
+    try:  # Warp's start-up is the worker's, before any task's clock starts
+        from goap.kernels import init_warp
+
+        init_warp()
+    except ImportError:
+        pass
     while True:
         try:
             job = conn.recv()
@@ -277,6 +333,7 @@ def _worker_main(conn: Any, memory: int | None) -> None:
             return
         recipe, config, settings = job
         try:
+            _phase_entered("parse" if isinstance(recipe, PddlRecipe) else "load")
             conn.send(("rows", run_recipe(recipe, [config], settings)))
         except MemoryError as e:
             conn.send(("memout", f"out of memory: {e}"))
@@ -289,7 +346,7 @@ def _row(suite: str, group: str, problem: str, config: PlannerConfig, **values: 
         "suite": suite, "group": group, "problem": problem, "planner": config.label, "planner_name": config.name,
         "status": "error", "cost": None, "length": None, "expanded": None, "seconds": None, "ground_seconds": 0.0,
         "total_seconds": None, "setup_seconds": 0.0, "timing": None, "batch": 1, "valid": None,
-        "invalid_reason": None, "late_status": None, "error": None, "plan": None,
+        "invalid_reason": None, "late_status": None, "error": None, "plan": None, "phase": None,
     }
     row.update(values)
     return row
@@ -310,9 +367,10 @@ def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, setti
         kwargs["device"] = settings.device
         if (n < 16 or settings.solo) and "chunk_size" not in kwargs and _accepts(config.name, "chunk_size"):
             kwargs["chunk_size"] = 1  # on the CPU: scratch for 1 agent per thread, not 16
+    global _paused
     t0 = time.perf_counter()
     try:
-        planner = make_planner(config.name, batch.tables, **kwargs)
+        planner = make_planner(config.name, batch.tables, **kwargs)  # still the task's time (encode)
     except TypeError as e:
         raise ValueError(f"planner '{config.name}' does not take these options {sorted(config.options)}: {e}") from None
     effective = planner_settings(planner)
@@ -321,15 +379,19 @@ def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, setti
     limit = settings.time_limit
     results: list[tuple[int, float, Any]] = []  # (problem index, seconds, PlanBatch row index or None)
     try:
+        _notify_phase("setup")  # the clock stops: compiling or loading kernels, warming the scratch
+        t_setup = time.perf_counter()
         if hasattr(planner, "load"):
             planner.load()  # compile or load the kernels before the clock starts
         warm = None if serial else _satisfied_states(batch)
         if warm is not None:  # allocate the search scratch before the clock starts, on searches that end at once
             planner.plan(warm, batch.goals, batch.costs, batch.enabled)
+        _paused += time.perf_counter() - t_setup
         setup = time.perf_counter() - t0
+        before = _spent() if _task_started else ground  # parse, ground, encode (and building the planner)
         if serial or settings.solo or n == 1:
             for i in range(n):
-                left = None if limit is None else max(1e-3, limit - ground)
+                left = None if limit is None else max(1e-3, limit - before)
                 _notify_search(left, ground)
                 res, seconds = _timed(planner, batch, np.array([i]), left if serial else None)
                 results.append((i, seconds, None if res is None else (res, 0)))
@@ -374,12 +436,12 @@ def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, setti
 
 def _validate_internal(row: dict[str, Any], batch: ProblemBatch, i: int, plan: list[int], lifted: Any) -> None:
     """Replay a goap plan: on the lifted PDDL task when there is one, else on the goap domain."""
-    from goap.pddl.validate import goap_step, same_cost, step_text, validate_plan
+    from goap.pddl.validate import plan_steps, same_cost, step_text, validate_plan
 
     domain = batch.tables.domain
     names = [domain.actions[a].name for a in plan]
     if lifted is not None:
-        steps = [goap_step(nm) for nm in names]
+        steps = plan_steps(names)
         row["plan"] = [step_text(s) for s in steps]
         check = validate_plan(lifted[0], lifted[1], steps)
         valid, reason, cost = check.valid, check.error, check.cost

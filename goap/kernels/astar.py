@@ -55,6 +55,7 @@ from goap.kernels.semantics import (
     GoalTables,
     action_applicable,
     apply_action,
+    apply_when,
     condition_holds,
     field_value,
     goal_satisfied,
@@ -976,6 +977,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                     continue
                 apply_action(sc.node_state, base + node, sc.node_state, spare, dt.eff_clear, dt.eff_set,
                              dt.eff_steps, a)
+                if dt.when.start[a + 1] > dt.when.start[a]:
+                    apply_when(sc.node_state, base + node, sc.node_state, spare, dt.when, a)
                 if wp.static(TERMS):  # the exact cost in the state expanded (act_cost holds the least)
                     if dt.term_start[a] != dt.term_start[a + 1]:
                         c = dt.cost[a]
@@ -1061,6 +1064,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                             if action_applicable(sc.node_state, base + p, dt.pre_mask, dt.pre_value, dt.pre_ints, a):
                                 apply_action(sc.node_state, base + p, sc.node_state, spare, dt.eff_clear,
                                              dt.eff_set, dt.eff_steps, a)
+                                if dt.when.start[a + 1] > dt.when.start[a]:
+                                    apply_when(sc.node_state, base + p, sc.node_state, spare, dt.when, a)
                                 if same_state(sc.node_state, spare, base + n):
                                     found = a
                 step = length - 1 - k

@@ -116,6 +116,19 @@ class RelaxedTables:
 
 
 @wp.struct
+class WhenTables:
+    """`goap.encoding.WhenTables`: conditional effects, rows per action."""
+
+    start: wp.array(dtype=wp.int32)
+    mask: wp.array2d(dtype=wp.uint64)
+    value: wp.array2d(dtype=wp.uint64)
+    ints: CondList
+    eff_set: wp.array2d(dtype=wp.uint64)
+    eff_clear: wp.array2d(dtype=wp.uint64)
+    eff_steps: StepList
+
+
+@wp.struct
 class DomainTables:
     """`goap.encoding.DomainTables`: a domain's actions (and its layout, goals and relaxed tables)."""
 
@@ -140,6 +153,7 @@ class DomainTables:
     typed: int
     n_words: int
     n_actions: int
+    when: WhenTables
 
 
 _STRUCT = type(Layout)
@@ -316,6 +330,18 @@ def apply_action(
         v = wp.int64((word >> sh) & fm) + st.delta[j]
         v = wp.clamp(v, wp.int64(0), wp.int64(st.hi[j]))
         dst[dst_row, w] = (word & ~(fm << sh)) | (wp.uint64(v) << sh)
+
+
+@wp.func
+def apply_when(
+    src: wp.array2d(dtype=wp.uint64), src_row: int, dst: wp.array2d(dtype=wp.uint64), dst_row: int,
+    wt: WhenTables, a: int,
+):
+    """Action a's conditional effects on ``dst[dst_row]`` (already holding its unconditional effects), each judged
+    on ``src[src_row]``, the state before the action (a different row), in order: `goap.domain.Domain.apply`."""
+    for c in range(wt.start[a], wt.start[a + 1]):
+        if action_applicable(src, src_row, wt.mask, wt.value, wt.ints, c):
+            apply_action(dst, dst_row, dst, dst_row, wt.eff_clear, wt.eff_set, wt.eff_steps, c)
 
 
 @wp.func

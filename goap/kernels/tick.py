@@ -366,8 +366,9 @@ def finish_actions(
     first: int,
     chunk: int,
 ):
-    """Close the tick's actions: DONE applies the action's effects and moves to the next step (which becomes the
-    current action), FAILED stops the agent (validation replans it next tick), RUNNING counts a tick."""
+    """Close the tick's actions: DONE applies the action's effects (its conditional effects judged on the state
+    before it, as `goap.domain.Domain.apply` does) and moves to the next step (which becomes the current action),
+    FAILED stops the agent (validation replans it next tick), RUNNING counts a tick."""
     i = wp.tid() + first
     a = agents.action[i]
     if not agents.alive[i] or a < 0:
@@ -376,7 +377,17 @@ def finish_actions(
     if st == wp.int8(DONE):
         if apply != 0:
             states = agents.states
+            w = tables.when
+            first_when = w.start[a]
+            n_when = w.start[a + 1] - first_when  # at most 64 (`MAX_WHEN`, checked when the brain is made)
+            fired = wp.uint64(0)
+            for k in range(n_when):  # every condition judged on the state before the action
+                if action_applicable(states, i, w.mask, w.value, w.ints, first_when + k):
+                    fired = fired | (wp.uint64(1) << wp.uint64(k))
             apply_action(states, i, states, i, tables.eff_clear, tables.eff_set, tables.eff_steps, a)
+            for k in range(n_when):  # then the effects that fire, in order (`goap.domain.Domain.apply`)
+                if (fired >> wp.uint64(k)) & wp.uint64(1) != wp.uint64(0):
+                    apply_action(states, i, states, i, w.eff_clear, w.eff_set, w.eff_steps, first_when + k)
         s = agents.step[i] + 1
         agents.step[i] = s
         agents.event_bits[i] = agents.event_bits[i] | EV_ACTION_FINISHED

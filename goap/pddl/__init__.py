@@ -1,21 +1,28 @@
-"""STRIPS PDDL import: parse a domain and a problem, ground them, and compile a goap `Domain`.
+"""PDDL import (STRIPS and ADL): parse a domain and a problem, ground them, and compile a goap `Domain`.
 
-Supported: the requirements ``:strips :typing :negative-preconditions :equality :action-costs`` (types are
-accepted without ``:typing`` being declared, as the IPC miconic files need); types with inheritance and
-``(either ...)``; constants; preconditions that are an ``and`` of atoms, negated atoms, ``(= ?x ?y)`` and
-``(not (= ?x ?y))``; effects that are an ``and`` of atoms, negated atoms and ``(increase (total-cost) N)``
-(``N`` a number or a function term given in the problem's ``:init``); goals that are an ``and`` of atoms and
-negated atoms. Anything else (conditional or quantified effects, disjunctions, derived predicates, durative
-actions, numeric fluents) is a `PddlError` naming the file, line and construct; keywords and names are
-case-insensitive and are lower-cased.
+Supported: the requirements ``:strips :typing :negative-preconditions :equality :action-costs`` and ADL's
+(``:adl :conditional-effects :universal-preconditions :existential-preconditions :quantified-preconditions
+:disjunctive-preconditions``; types are accepted without ``:typing`` being declared, as the IPC miconic files
+need); types with inheritance and ``(either ...)``; constants; preconditions and goals built from atoms,
+``(= ?x ?y)``, ``not``, ``and``, ``or``, ``imply``, ``exists`` and ``forall`` (compiled away by
+`goap.pddl.normal`); effects that are an ``and`` of atoms, negated atoms, ``(forall (vars) EFFECT)``, ``(when
+CONDITION EFFECT)`` and ``(increase (total-cost) N)`` (``N`` a number or a function term given in the
+problem's ``:init``). Anything else (derived predicates, durative actions, numeric fluents) is a `PddlError`
+naming the file, line, action and construct where the task uses it; a requirement is judged by use, not by
+declaration: one declared but not supported (or unknown) is a warning (`PddlTask.warnings`, printed by ``goap
+validate``), and the task loads when it uses none of it. Keywords and
+names are case-insensitive and are lower-cased.
 
 Grounding, as planners usually do it:
 
-* Reachability: starting from the initial atoms, every action schema is instantiated against the atoms
-  reached so far (positive preconditions only: the delete relaxation), and the add effects of those
-  instances are added, until nothing changes. Atoms and actions never reached are dropped.
-* Static predicates (in no action's effects) are constants: they prune instantiation early (preconditions on
-  them are matched first, through per-predicate indexes) and vanish from the compiled domain.
+* Reachability: the delete relaxation (positive preconditions only) as a semi-naive Datalog fixpoint, as Fast
+  Downward's translator grounds: each schema is a rule whose body is its positive preconditions;
+  a queue of newly reached atoms is joined, one atom at a time, with the atoms reached before it, in a join order
+  chosen per rule and per triggering atom, through hash indexes that grow with the atoms. Every instance is
+  found once, when its last precondition is reached; atoms and actions never reached are dropped.
+* Static predicates (in no action's effects) are constants: they are indexed before the fixpoint starts, never
+  trigger a join, are matched first (with the static negative preconditions and (in)equalities tested as soon
+  as their variables are bound), and vanish from the compiled domain.
 * Every reachable atom of a changing predicate becomes one bool fact named like ``on(a,b)``; every reachable
   action instance becomes an action named like ``stack(a,b)`` with cost 1 (or its action cost). An atom both
   added and deleted by an action ends up true, as in STRIPS semantics. The goal is one goal named ``goal``.
@@ -29,6 +36,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,6 +77,7 @@ class PddlTask:
     problem_file: str = ""
     lifted: LiftedDomain | None = field(default=None, repr=False, compare=False)
     problem: LiftedProblem | None = field(default=None, repr=False, compare=False)
+    warnings: tuple[str, ...] = ()  # "FILE:LINE: what": requirements declared but not used, unknown ones
 
     @property
     def state(self) -> State:
@@ -94,14 +103,28 @@ def parse_task(
 ) -> PddlTask:
     """`load_pddl` on texts already read (a worker of a cluster gets the texts, not the paths)."""
     t0 = time.perf_counter()
+    _enter("parse")
     lifted = read_domain(domain_text, domain_file)
     problem = read_problem(problem_text, problem_file, lifted)
+    _enter("ground")
     domain, start, n_static = ground(lifted, problem, name, limits)
+    _enter("encode")  # what every caller does next with the domain
     return PddlTask(
         domain=domain, start=start, name=name, n_facts=len(domain.facts), n_actions=len(domain.actions),
         n_static=n_static, ground_seconds=time.perf_counter() - t0, domain_file=domain_file,
-        problem_file=problem_file, lifted=lifted, problem=problem,
+        problem_file=problem_file, lifted=lifted, problem=problem, warnings=tuple(lifted.warnings),
     )
+
+
+#: Called with the name of each phase of a task as `parse_task` enters it: "parse", "ground", then "encode" as it
+#: returns (its callers encode the domain next). `goap bench`'s worker process reports the phases to its parent,
+#: which kills it at the time limit and names the phase in the timeout row; `goap solve` names it the same way.
+phase_hook: Callable[[str], None] | None = None
+
+
+def _enter(phase: str) -> None:
+    if phase_hook is not None:
+        phase_hook(phase)
 
 
 def is_domain_file(path: str | Path) -> bool:

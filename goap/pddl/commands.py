@@ -42,30 +42,68 @@ def _problem_alone(args: argparse.Namespace) -> None:
 def _load(args: argparse.Namespace) -> PddlTask:
     if not getattr(args, "problem", None):
         _problem_alone(args)
-    return load_pddl(args.domain, args.problem, limits=GroundingLimits())
+    limit = getattr(args, "time_limit", None)
+    return load_pddl(args.domain, args.problem, limits=GroundingLimits(seconds=limit or GroundingLimits.seconds))
+
+
+class _Phases:
+    """The phase a task is in (`goap.pddl.phase_hook`), to name it when the time limit runs out."""
+
+    def __init__(self) -> None:
+        self.name = "parse"
+
+    def __enter__(self) -> _Phases:
+        import goap.pddl
+
+        self._old = goap.pddl.phase_hook
+        goap.pddl.phase_hook = self.enter
+        return self
+
+    def enter(self, name: str) -> None:
+        self.name = name
+
+    def __exit__(self, *exc: object) -> None:
+        import goap.pddl
+
+        goap.pddl.phase_hook = self._old
+
+
+def _grounding_deadline(e: ValueError) -> bool:
+    return "grounding took more than" in str(e)
 
 
 def validate(args: argparse.Namespace) -> int:
     from goap.analysis import check_domain
-    from goap.encoding import encode
+    from goap.encoding import make_layout
+    from goap.problems import TimeUp, deadline
 
-    task = _load(args)
-    tables = encode(task.domain)
-    report = check_domain(task.domain)
+    limit = getattr(args, "time_limit", None)
+    with _Phases() as phases:
+        try:
+            with deadline(limit) if limit else contextlib.nullcontext():
+                task = _load(args)
+                phases.enter("check")
+                tables = make_layout(task.domain)  # the state words only: the full tables are the search's
+                report = check_domain(task.domain)
+        except TimeUp:
+            raise ValueError(f"{args.problem}: not validated: the time limit of {limit:g} s ran out while in phase "
+                             f"'{phases.name}'") from None
     print(
         f"{args.problem}: task '{task.name}' of {args.domain} is valid: grounded in {task.ground_seconds:.2f} s to "
         f"{task.n_facts} facts in {tables.n_words} word(s), {task.n_actions} actions "
         f"({task.n_static} static atoms folded into them), one goal"
     )
+    for w in task.warnings:
+        print(f"warning: {w}")
     for w in report.warnings:
         print(f"{args.problem}: warning: {w}")
-    return 1 if args.strict and report.warnings else 0
+    return 1 if args.strict and (report.warnings or task.warnings) else 0
 
 
 def solve(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from goap.pddl.validate import goap_step, step_text, validate_plan
+    from goap.pddl.validate import plan_steps, step_text, validate_plan
     from goap.planners import make_planner
     from goap.planners.base import PDDL_HEURISTIC, Status
     from goap.problems import TIMEOUT, TimeUp, deadline
@@ -76,38 +114,62 @@ def solve(args: argparse.Namespace) -> int:
     plan_file = getattr(args, "plan_file", None)
     if plan_file:
         check_writable(plan_file)
-    task = _load(args)
     options: dict[str, Any] = {"max_nodes": args.max_nodes, "max_plan_length": args.max_plan_length,
                                "heuristic": PDDL_HEURISTIC}
     if args.planner != "reference":
         options["device"] = args.device
         options["chunk_size"] = 1
-    try:
-        planner = make_planner(args.planner, task.domain, **options)
-    except TypeError:
-        options.pop("chunk_size", None)
-        planner = make_planner(args.planner, task.domain, **options)
+    # The time limit holds for the whole task, parse, ground, encode and search, as in goap bench; loading or
+    # compiling the kernels (the planner's load) is not the task's time.
+    time_limit = getattr(args, "time_limit", None)
+    if args.planner != "reference":
+        from goap.kernels import init_warp
+
+        init_warp()  # Warp's start-up, like the kernels' loading, is not the task's time
+    t_task = time.perf_counter()
+    task: PddlTask | None = None
+
+    def timeout(phase: str, late: str | None = None) -> int:
+        name = task.name if task is not None else f"{Path(args.problem).parent.name}/{Path(args.problem).stem}"
+        row = {"id": name, "status": TIMEOUT, "phase": phase, "cost": None, "length": None, "plan": None}
+        if late is not None:
+            row["late_status"] = late
+        sys.stdout.write(json.dumps(row) + "\n")
+        sys.stdout.flush()
+        return 0
+
+    with _Phases() as phases:
+        try:
+            with deadline(time_limit) if time_limit else contextlib.nullcontext():
+                task = _load(args)
+                try:
+                    planner = make_planner(args.planner, task.domain, **options)
+                except TypeError:
+                    options.pop("chunk_size", None)
+                    planner = make_planner(args.planner, task.domain, **options)
+        except TimeUp:
+            return timeout(phases.name)
+        except ValueError as e:
+            if time_limit and _grounding_deadline(e):
+                return timeout("ground")
+            raise
+    before = time.perf_counter() - t_task
     if hasattr(planner, "load"):
         planner.load()
-    time_limit = getattr(args, "time_limit", None)
+    left = None if not time_limit else max(1e-3, time_limit - before)
     t0 = time.perf_counter()
     try:
-        with deadline(time_limit) if time_limit else contextlib.nullcontext():
+        with deadline(left) if left else contextlib.nullcontext():
             batch = planner.plan(planner.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
     except TimeUp:
         batch = None
     seconds = time.perf_counter() - t0
-    if batch is None or (time_limit and seconds > time_limit):
-        row = {"id": task.name, "status": TIMEOUT, "cost": None, "length": None, "plan": None}
-        if batch is not None:
-            row["late_status"] = Status(int(batch.status[0])).label
-        sys.stdout.write(json.dumps(row) + "\n")
-        sys.stdout.flush()
-        return 0
+    if batch is None or (left and seconds > left):
+        return timeout("search", None if batch is None else Status(int(batch.status[0])).label)
     status = Status(int(batch.status[0]))
     row: dict[str, Any] = {"id": task.name, "status": status.label, "cost": None, "length": None, "plan": None}
     if status in (Status.OK, Status.SATISFIED):
-        steps = [goap_step(n) for n in batch.plan_names(0, task.domain)]
+        steps = plan_steps(batch.plan_names(0, task.domain))
         check = validate_plan(task.lifted, task.problem, steps)
         row.update(cost=check.cost if check.valid else float(batch.cost[0]), length=len(steps),
                    plan=[step_text(s) for s in steps], valid=check.valid)

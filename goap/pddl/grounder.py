@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
 from goap import domain as _domain_module
-from goap.domain import Domain, DomainError, domain_from_spec
+from goap.domain import BOOL, Action, Condition, Domain, DomainError, Effect, Fact, Goal, When, domain_from_spec
 from goap.pddl.lifted import Atom, LiftedDomain, LiftedProblem, Schema, Term
+from goap.pddl.normal import GOAL_ATOM, goal_schemas, variants
 from goap.pddl.reader import PddlError
 
 GOAL_NAME = "goal"
@@ -66,21 +67,99 @@ class _Budget:
 GroundAtom = tuple[str, tuple[str, ...]]
 
 
-class _Index:
-    """Per-predicate lookup of reachable atoms by the values at some argument positions."""
+class _Rule:
+    """One action schema as a Datalog rule: its positive preconditions are the body, its instances the head.
 
-    def __init__(self, atoms: dict[str, set[tuple[str, ...]]]):
-        self.atoms = atoms
-        self.cache: dict[tuple[str, tuple[int, ...]], dict[tuple[str, ...], list[tuple[str, ...]]]] = {}
+    ``plans[i]`` is the join plan used when a new atom matches body atom ``i`` (the trigger): the order of the
+    other body atoms, chosen once per trigger (at each step the atom with the fewest unbound arguments; static
+    before changing; then the smaller relation), and where each test runs (the first step after which its
+    variables are bound). Static predicates are all known before the fixpoint starts, so only atoms of changing
+    predicates trigger; a rule with none fires once, at the start.
+    """
 
-    def lookup(self, pred: str, positions: tuple[int, ...], key: tuple[str, ...]) -> list[tuple[str, ...]]:
-        table = self.cache.get((pred, positions))
-        if table is None:
-            table = {}
-            for args in self.atoms.get(pred, ()):
-                table.setdefault(tuple(args[p] for p in positions), []).append(args)
-            self.cache[(pred, positions)] = table
-        return table.get(key, [])
+    def __init__(self, s: Schema, index: int, allowed: list[set[str] | None], fluent: set[str],
+                 sizes: dict[str, int]):
+        self.schema, self.index, self.allowed = s, index, allowed
+        self.n = len(s.params)
+        self.triggers = [i for i, a in enumerate(s.pos) if a.pred in fluent]
+        self.plans: dict[int | None, _Plan] = {}
+        for i in self.triggers or [None]:
+            self.plans[i] = _Plan(s, i, allowed, fluent, sizes)
+
+
+class _Plan:
+    """The join for one trigger: compiled steps, each a lookup in an index of reached atoms (see `_Rule`)."""
+
+    def __init__(self, s: Schema, trigger: int | None, allowed: list[set[str] | None], fluent: set[str],
+                 sizes: dict[str, int]):
+        n = len(s.params)
+        bound: set[int] = set()
+        self.trigger: tuple[str, tuple[Any, ...]] | None = None
+        if trigger is not None:
+            t = s.pos[trigger]
+            self.trigger = (t.pred, self._unify(t, bound, allowed))
+            bound |= {x for x in t.args if isinstance(x, int)}
+        #: (predicate, positions looked up, their terms, how the other positions bind) per step
+        self.steps: list[tuple[str, tuple[int, ...], tuple[Term, ...], tuple[Any, ...]]] = []
+        left = [a for i, a in enumerate(s.pos) if i != trigger]
+        while left:
+            def score(a: Atom, bound: set[int] = bound) -> tuple[int, bool, int]:
+                free = len({x for x in a.args if isinstance(x, int) and x not in bound})
+                return (free, a.pred in fluent, sizes.get(a.pred, 0))
+
+            best = min(left, key=score)
+            left.remove(best)
+            positions = tuple(p for p, x in enumerate(best.args) if not isinstance(x, int) or x in bound)
+            key = tuple(best.args[p] for p in positions)
+            self.steps.append((best.pred, positions, key, self._unify(best, bound, allowed, skip=set(positions))))
+            bound |= {x for x in best.args if isinstance(x, int)}
+        self.rest = [i for i in range(n) if i not in bound]
+        # Each test runs after the first step that binds all its variables (0: after the trigger, before any step).
+        seen: list[set[int]] = []
+        acc: set[int] = set()
+        if self.trigger is not None:
+            acc |= {x for x in s.pos[trigger].args if isinstance(x, int)}  # type: ignore[index]
+        seen.append(set(acc))
+        for st in self.steps:
+            acc |= {x for x in st[2] if isinstance(x, int)} | {x for _, x, _ in st[3]}
+            seen.append(set(acc))
+        acc |= set(self.rest)
+        seen.append(set(acc))
+        self.checks: list[list[tuple[str, Any, Any]]] = [[] for _ in seen]
+
+        def place(kind: str, x: Any, y: Any, vars_: set[int]) -> None:
+            k = next(i for i, st in enumerate(seen) if vars_ <= st)
+            self.checks[k].append((kind, x, y))
+
+        for x, y in s.eq:
+            place("eq", x, y, {v for v in (x, y) if isinstance(v, int)})
+        for x, y in s.neq:
+            place("neq", x, y, {v for v in (x, y) if isinstance(v, int)})
+        for a in s.neg:
+            if a.pred not in fluent:
+                place("neg", a.pred, a.args, {v for v in a.args if isinstance(v, int)})
+
+    @staticmethod
+    def _unify(a: Atom, bound: set[int], allowed: list[set[str] | None], skip: set[int] | None = None
+               ) -> tuple[tuple[int, int, Any], ...]:
+        """(position, variable, kind) for each argument not looked up: kind is the allowed set (bind, with a type
+        test) or None (bind), or -1 (the variable already appeared earlier in this atom: test equality) or the
+        constant itself for a constant position of a trigger."""
+        out: list[tuple[int, int, Any]] = []
+        here: set[int] = set()
+        for p, x in enumerate(a.args):
+            if skip is not None and p in skip:
+                continue
+            if not isinstance(x, int):
+                out.append((p, -1, x))  # a constant in a trigger atom
+            elif x in here or x in bound:
+                out.append((p, x, -1))
+            else:
+                here.add(x)
+                out.append((p, x, allowed[x]))
+        return tuple(out)
+
+
 
 
 def _subtypes(parents: dict[str, str | None]) -> dict[str, set[str]]:
@@ -94,6 +173,247 @@ def _subtypes(parents: dict[str, str | None]) -> dict[str, set[str]]:
     return out
 
 
+def _objects_of(lifted: LiftedDomain, problem: LiftedProblem) -> dict[str, set[str]]:
+    """Every type's objects, its subtypes' included."""
+    subtypes = _subtypes(lifted.parents)
+    objects_of: dict[str, set[str]] = {t: set() for t in lifted.parents}
+    for obj, t in problem.objects.items():
+        for sup in (u for u, subs in subtypes.items() if t in subs):
+            objects_of[sup].add(obj)
+    return objects_of
+
+
+def reach(
+    lifted: LiftedDomain, problem: LiftedProblem, limits: GroundingLimits, budget: _Budget,
+    objects_of: dict[str, set[str]], fluent: set[str], schemas: list[Schema] | None = None,
+    predicates: Iterable[str] | None = None,
+) -> tuple[dict[str, set[tuple[str, ...]]], list[tuple[Schema, tuple[str, ...]]]]:
+    """Delete-relaxed reachability as a semi-naive Datalog fixpoint: (reached atoms by predicate, instances).
+
+    A queue holds atoms reached but not yet joined. Popping one makes it visible in the indexes and joins it, as
+    the trigger, with the visible atoms of every rule whose body has its predicate (`_Rule`); each new instance
+    adds its add effects' new atoms to the queue. Every instance is found when its last body atom is popped, so
+    no join is repeated, unlike a round-by-round fixpoint; the indexes grow with the atoms, never rebuilt.
+
+    ``schemas`` (default: the domain's) are STRIPS schemas; the variants of `goap.pddl.normal` also carry
+    conditional effects, whose atoms are added for every binding whose static conditions hold (their changing
+    conditions are ignored: an over-approximation, as reachability may be).
+    """
+    schemas = lifted.schemas if schemas is None else schemas
+    predicates = list(lifted.predicates if predicates is None else predicates)
+    every = set(problem.objects)
+    allowed_of: list[list[set[str] | None]] = []
+    for s in schemas:
+        allowed = []
+        for _, types in s.params:
+            objs = set().union(*(objects_of.get(t, set()) for t in types))
+            allowed.append(None if objs >= every else objs)
+        allowed_of.append(allowed)
+    reached: dict[str, set[tuple[str, ...]]] = {p: set() for p in predicates}
+    for pred, args in problem.init:
+        reached[pred].add(args)
+    sizes = {p: len(v) for p, v in reached.items()}
+    rules = [_Rule(s, i, allowed_of[i], fluent, sizes) for i, s in enumerate(schemas)]
+    by_pred: dict[str, list[tuple[_Rule, _Plan]]] = {}
+    for r in rules:
+        for i in r.triggers:
+            by_pred.setdefault(r.schema.pos[i].pred, []).append((r, r.plans[i]))
+
+    visible: dict[str, list[tuple[str, ...]]] = {p: [] for p in predicates}
+    tables: dict[str, list[tuple[tuple[int, ...], dict[tuple[str, ...], list[tuple[str, ...]]]]]] = {}
+    table_of: dict[tuple[str, tuple[int, ...]], dict[tuple[str, ...], list[tuple[str, ...]]]] = {}
+
+    def show(pred: str, args: tuple[str, ...]) -> None:
+        visible[pred].append(args)
+        for positions, tab in tables.get(pred, ()):
+            k = tuple(args[p] for p in positions)
+            bucket = tab.get(k)
+            if bucket is None:
+                tab[k] = [args]
+            else:
+                bucket.append(args)
+
+    def table(pred: str, positions: tuple[int, ...]) -> dict[tuple[str, ...], list[tuple[str, ...]]]:
+        t = table_of.get((pred, positions))
+        if t is None:
+            t = {}
+            for args in visible[pred]:
+                t.setdefault(tuple(args[p] for p in positions), []).append(args)
+            table_of[(pred, positions)] = t
+            tables.setdefault(pred, []).append((positions, t))
+        return t
+
+    for pred in predicates:
+        if pred not in fluent:
+            for args in sorted(reached[pred]):
+                show(pred, args)
+    queue: list[tuple[str, tuple[str, ...]]] = sorted((p, a) for p, a in problem.init if p in fluent)
+    seen: set[tuple[int, tuple[str, ...]]] = set()
+    instances: list[tuple[Schema, tuple[str, ...]]] = []
+    count = [0] * len(rules)
+    n_fluent = len(queue)
+    compiled: dict[int, list[tuple[Any, ...]]] = {}  # each plan's steps with their index tables resolved
+
+    def steps_of(plan: _Plan) -> list[tuple[Any, ...]]:
+        out = compiled.get(id(plan))
+        if out is None:
+            out = [(table(pred, positions) if positions else None, key, unify, pred)
+                   for pred, positions, key, unify in plan.steps]
+            compiled[id(plan)] = out
+        return out
+
+    def found(r: _Rule, b: tuple[str, ...]) -> None:
+        nonlocal n_fluent
+        if (r.index, b) in seen:
+            return
+        seen.add((r.index, b))
+        s = r.schema
+        instances.append((s, b))
+        count[r.index] += 1
+        if len(instances) > limits.max_actions:
+            raise _too_many_actions(s, count[r.index], len(instances), objects_of, limits, budget.file, problem.file)
+        adds = [(a.pred, tuple(b[x] if isinstance(x, int) else x for x in a.args)) for a in s.add]
+        for eff in getattr(s, "effects", ()):
+            for full in effect_bindings(eff, b, objects_of, reached, fluent, budget):
+                adds += [(a.pred, tuple(full[x] if isinstance(x, int) else x for x in a.args)) for a in eff.add]
+        for pred, args in adds:
+            got = reached[pred]
+            if args not in got:
+                got.add(args)
+                queue.append((pred, args))
+                n_fluent += 1
+                if n_fluent > limits.max_facts:
+                    biggest = max(fluent, key=lambda p: len(reached[p]))
+                    raise PddlError(
+                        f"grounding stopped: more than {limits.max_facts:,} reachable atoms (predicate "
+                        f"'{biggest}' alone has {len(reached[biggest]):,}, reached through action '{s.name}'); "
+                        "raise the fact limit or simplify the task",
+                        item=f"predicate '{biggest}'", file=budget.file, line=s.line,
+                    )
+
+    def run(r: _Rule, plan: _Plan, binding: list[str | None]) -> None:
+        checks = plan.checks
+        steps = steps_of(plan)
+        last = len(steps)
+        rest = plan.rest
+
+        def ok(k: int) -> bool:
+            for kind, x, y in checks[k]:
+                if kind == "neg":
+                    if tuple(binding[v] if isinstance(v, int) else v for v in y) in reached[x]:
+                        return False
+                    continue
+                vx = binding[x] if isinstance(x, int) else x
+                vy = binding[y] if isinstance(y, int) else y
+                if (vx == vy) != (kind == "eq"):
+                    return False
+            return True
+
+        def join(k: int) -> None:
+            if k == last:
+                if not rest:
+                    found(r, tuple(binding))  # type: ignore[arg-type]
+                    return
+                pools = [sorted(r.allowed[i] if r.allowed[i] is not None else every) for i in rest]
+                for combo in product(*pools):
+                    budget.step()
+                    for i, o in zip(rest, combo, strict=True):
+                        binding[i] = o
+                    if not checks[last + 1] or ok(last + 1):
+                        found(r, tuple(binding))  # type: ignore[arg-type]
+                for i in rest:
+                    binding[i] = None
+                return
+            tab, key, unify, pred = steps[k]
+            if tab is None:
+                candidates = visible[pred]
+            else:
+                candidates = tab.get(tuple(binding[t] if isinstance(t, int) else t for t in key))
+                if not candidates:
+                    return
+            nxt = checks[k + 1]
+            for args in candidates:
+                budget.step()
+                good = True
+                for p, x, kind in unify:
+                    if kind is None:
+                        binding[x] = args[p]
+                    elif isinstance(kind, int):  # -1: the variable is bound already
+                        if binding[x] != args[p]:
+                            good = False
+                            break
+                    elif args[p] in kind:
+                        binding[x] = args[p]
+                    else:
+                        good = False
+                        break
+                if good and (not nxt or ok(k + 1)):
+                    join(k + 1)
+            for _, x, kind in unify:
+                if not isinstance(kind, int):
+                    binding[x] = None
+
+        if checks[0] and not ok(0):
+            return
+        join(0)
+
+    for r in rules:  # rules without a changing precondition: all their atoms are known now
+        if not r.triggers:
+            budget.where = (f"action '{r.schema.name}'", r.schema.line)
+            run(r, r.plans[None], [None] * r.n)
+    head = 0
+    while head < len(queue):
+        pred, args = queue[head]
+        head += 1
+        show(pred, args)
+        for r, plan in by_pred.get(pred, ()):
+            budget.where = (f"action '{r.schema.name}'", r.schema.line)
+            binding: list[str | None] = [None] * r.n
+            good = True
+            for p, x, kind in plan.trigger[1]:  # type: ignore[index]
+                if x == -1:  # a constant of the atom
+                    if args[p] != kind:
+                        good = False
+                        break
+                elif isinstance(kind, int):  # the same variable twice in the atom
+                    if binding[x] != args[p]:
+                        good = False
+                        break
+                elif kind is None or args[p] in kind:
+                    binding[x] = args[p]
+                else:
+                    good = False
+                    break
+            if good:
+                run(r, plan, binding)
+    return reached, instances
+
+
+def effect_bindings(
+    eff: Any, b: tuple[str, ...], objects_of: dict[str, set[str]], reached: dict[str, set[tuple[str, ...]]],
+    fluent: set[str], budget: _Budget,
+) -> Iterator[tuple[str, ...]]:
+    """Every binding of a conditional effect's variables (after the action's ``b``) whose static conditions
+    hold: ``b`` extended, one tuple per binding."""
+    pools = [sorted(set().union(*(objects_of.get(t, set()) for t in types))) for _, types in eff.vars]
+    static = [(p, lit) for p, lit in eff.lits if lit[0] == "eq" or lit[1].pred not in fluent]
+    for combo in product(*pools):
+        budget.step()
+        full = b + combo
+        good = True
+        for positive, lit in static:
+            if lit[0] == "eq":
+                x, y = (full[t] if isinstance(t, int) else t for t in lit[1:])
+                holds = x == y
+            else:
+                holds = tuple(full[t] if isinstance(t, int) else t for t in lit[1].args) in reached[lit[1].pred]
+            if holds != positive:
+                good = False
+                break
+        if good:
+            yield full
+
+
 def ground(
     lifted: LiftedDomain, problem: LiftedProblem, name: str, limits: GroundingLimits | None = None
 ) -> tuple[Domain, dict[str, bool], int]:
@@ -101,52 +421,24 @@ def ground(
     limits = limits or GroundingLimits()
     file = problem.file
     budget = _Budget(limits, lifted.file or file)
-    subtypes = _subtypes(lifted.parents)
-    objects_of: dict[str, set[str]] = {t: set() for t in lifted.parents}
-    for obj, t in problem.objects.items():
-        for sup in (u for u, subs in subtypes.items() if t in subs):
-            objects_of[sup].add(obj)
-
-    fluent = {a.pred for s in lifted.schemas for a in (*s.add, *s.delete)}
-    reached: dict[str, set[tuple[str, ...]]] = {p: set() for p in lifted.predicates}
-    for pred, args in problem.init:
-        reached[pred].add(args)
+    objects_of = _objects_of(lifted, problem)
+    # ADL compiled away (goap.pddl.normal): STRIPS variants with conditional effects, and goal actions.
+    schemas = [v for s in lifted.schemas for v in variants(s, objects_of, lifted.file or file)]
+    predicates = list(lifted.predicates)
+    goal_lits: list[tuple[bool, tuple]] | None = None
+    if problem.goal_formula is not None:
+        goal_actions, goal_lits = goal_schemas(problem, objects_of)
+        if goal_actions:
+            schemas += goal_actions
+            predicates.append(GOAL_ATOM)
+    fluent = {a.pred for s in schemas for a in (*s.add, *s.delete)}
+    fluent |= {a.pred for s in schemas for e in getattr(s, "effects", ()) for a in (*e.add, *e.delete)}
     static_init = {(p, a) for p, a in problem.init if p not in fluent}
-
-    instances: list[tuple[Schema, tuple[str, ...]]] = []
+    reached, instances = reach(lifted, problem, limits, budget, objects_of, fluent, schemas, predicates)
     n_fluent = sum(len(reached[p]) for p in fluent)
-    for _ in range(1_000_000):
-        index = _Index(reached)
-        instances = []
-        for s in lifted.schemas:
-            budget.where = (f"action '{s.name}'", s.line)
-            count = 0
-            for b in _bindings(s, index, objects_of, reached, fluent, budget):
-                instances.append((s, b))
-                count += 1
-                if len(instances) > limits.max_actions:
-                    raise _too_many_actions(s, count, len(instances), objects_of, limits, budget.file, file)
-        grew = False
-        for s, b in instances:
-            for a in s.add:
-                args = tuple(b[x] if isinstance(x, int) else x for x in a.args)
-                if args not in reached[a.pred]:
-                    reached[a.pred].add(args)
-                    grew = True
-                    n_fluent += 1
-                    if n_fluent > limits.max_facts:
-                        biggest = max(fluent, key=lambda p: len(reached[p]))
-                        raise PddlError(
-                            f"grounding stopped: more than {limits.max_facts:,} reachable atoms (predicate "
-                            f"'{biggest}' alone has {len(reached[biggest]):,}, reached through action '{s.name}'); "
-                            "raise the fact limit or simplify the task",
-                            item=f"predicate '{biggest}'", file=budget.file, line=s.line,
-                        )
-        if not grew:
-            break
     table_bytes = 4 * 8 * len(instances) * max(1, math.ceil((n_fluent + 1) / 64))
     if table_bytes > limits.max_table_bytes:
-        biggest_schema = max(lifted.schemas, key=lambda s: sum(1 for x, _ in instances if x is s))
+        biggest_schema = max(schemas, key=lambda s: sum(1 for x, _ in instances if x is s))
         raise PddlError(
             f"grounding stopped: {len(instances):,} actions over {n_fluent:,} facts need "
             f"{table_bytes / 2**20:,.0f} MiB of action tables (limit {limits.max_table_bytes / 2**20:,.0f} MiB); "
@@ -158,7 +450,7 @@ def ground(
         return f"{pred}({','.join(args)})" if args else pred
 
     facts: dict[GroundAtom, str] = {}
-    for pred in lifted.predicates:
+    for pred in predicates:
         if pred in fluent:
             for args in sorted(reached[pred]):
                 facts[(pred, args)] = fact_name(pred, args)
@@ -169,8 +461,11 @@ def ground(
     # Goal: static atoms are decided now; unreachable ones stay as facts no action makes true (NO_PLAN).
     want: dict[str, bool] = {}
     extra_facts: dict[str, bool] = {}  # facts that exist only for the goal, with their initial value
-    for positive, atoms in ((True, problem.goal_pos), (False, problem.goal_neg)):
-        for a in atoms:
+    if goal_lits is None:
+        goal_lits = [(True, ("atom", a)) for a in problem.goal_pos] + [(False, ("atom", a)) for a in problem.goal_neg]
+    for positive, lit in goal_lits:  # equalities are decided already (goap.pddl.normal)
+        if lit[0] == "atom":
+            a = lit[1]
             g = ground(a, ())
             holds_initially = g in problem.init
             if g in facts:
@@ -184,53 +479,132 @@ def ground(
         extra_facts["goal-holds-statically"] = True
         want["goal-holds-statically"] = True
 
-    actions: dict[str, dict[str, Any]] = {}
-    rank = {id(s): i for i, s in enumerate(lifted.schemas)}
+    # Build the domain directly: every name is a PDDL name (checked by the reader) with '(', ')' and ',', every
+    # value a bool, every cost checked by `_cost`, so `domain_from_spec`'s per-item validation (most of the
+    # import time on tasks of 50,000 actions) has nothing to find; its table-size bound is checked here.
+    # Conditions and effects are shared objects, one per fact and value. `test_direct_domain_equals_spec`
+    # checks that the result equals `domain_from_spec` of the same spec.
+    fact_list: list[Fact] = [Fact(name=n, kind=BOOL, default=int(atom in problem.init)) for atom, n in facts.items()]
+    fact_list += [Fact(name=n, kind=BOOL, default=int(v)) for n, v in extra_facts.items()]
+    true_of = {f.name: Condition(f.name, "==", 1) for f in fact_list}
+    false_of = {f.name: Condition(f.name, "==", 0) for f in fact_list}
+    add_of = {f.name: Effect(f.name, "=", 1) for f in fact_list}
+    del_of = {f.name: Effect(f.name, "=", 0) for f in fact_list}
+    actions: list[Action] = []
+    rank = {id(s): i for i, s in enumerate(schemas)}
+    names: dict[str, int] = {}
     for s, b in sorted(instances, key=lambda sb: (rank[id(sb[0])], sb[1])):  # the same order in every run
         pre: dict[str, bool] = {}
         dead = False
         for a in s.pos:
-            g = ground(a, b)
             if a.pred in fluent:
-                pre[facts[g]] = True
+                pre[facts[a.pred, tuple(b[x] if isinstance(x, int) else x for x in a.args)]] = True
         for a in s.neg:
-            g = ground(a, b)
-            if a.pred in fluent and g in facts:
-                if pre.get(facts[g]) is True:
-                    dead = True  # needs p and not p
-                pre[facts[g]] = False
+            if a.pred in fluent:
+                n = facts.get((a.pred, tuple(b[x] if isinstance(x, int) else x for x in a.args)))
+                if n is not None:
+                    if pre.get(n) is True:
+                        dead = True  # needs p and not p
+                    pre[n] = False
         if dead:
             continue
         effects: dict[str, bool] = {}
         for a in s.delete:
-            g = ground(a, b)
-            if g in facts:
-                effects[facts[g]] = False
+            n = facts.get((a.pred, tuple(b[x] if isinstance(x, int) else x for x in a.args)))
+            if n is not None:
+                effects[n] = False
         for a in s.add:
-            effects[facts[ground(a, b)]] = True  # add wins over delete
-        if all(pre.get(f) is v for f, v in effects.items()):
+            effects[facts[a.pred, tuple(b[x] if isinstance(x, int) else x for x in a.args)]] = True  # add wins
+        when = _ground_when(s, b, pre, effects, facts, fluent, objects_of, reached, budget) if s.effects else ()
+        if not when and all(pre.get(f) is v for f, v in effects.items()):
             continue  # changes nothing wherever it applies (move(a,a)): never useful, so dropped
-        aname = fact_name(s.name, b)
-        cost = _cost(s, b, lifted, problem)
-        actions[aname] = {"cost": cost, "pre": pre, "effects": effects}
+        aname = fact_name(s.name, b[:s.arity] if s.arity >= 0 else b)
+        k = names.get(aname, 0)
+        names[aname] = k + 1
+        actions.append(Action(
+            name=aname if k == 0 else f"{aname}~{k + 1}", cost=_cost(s, b, lifted, problem),
+            pre=tuple(true_of[f] if v else false_of[f] for f, v in pre.items()),
+            effects=tuple(add_of[f] if v else del_of[f] for f, v in effects.items()),
+            when=tuple(When(tuple(true_of[f] if v else false_of[f] for f, v in c.items()),
+                            tuple(add_of[f] if v else del_of[f] for f, v in e.items())) for c, e in when),
+        ))
     if not actions:
         raise PddlError("no action can ever apply in this task (after grounding)", file=file, line=problem.goal_line)
-
-    spec_facts: dict[str, Any] = {n: (atom in problem.init) for atom, n in facts.items()}
-    spec_facts.update(extra_facts)
-    spec = {
-        "name": name,
-        "facts": spec_facts,
-        "actions": actions,
-        "goals": {GOAL_NAME: {"priority": 1, "want": want}},
-    }
-    try:
-        domain = domain_from_spec(spec)
-    except DomainError as e:
-        line = problem.goal_line if e.item == "goal" else None
-        raise PddlError(e.message, item=e.item, file=file, line=line) from None
-    start = {n: True for n, v in spec_facts.items() if v}
+    words = max(1, -(-len(fact_list) // 64))
+    table_bytes = 8 * words * (4 * len(actions) + 2)
+    max_bytes = getattr(_domain_module, "MAX_TABLE_BYTES", 2**30)
+    if table_bytes > max_bytes:
+        raise PddlError(
+            f"too large to encode: {len(actions):,} actions over {len(fact_list):,} facts ({words:,} state words) "
+            f"need at least {table_bytes / 2**20:,.0f} MiB of tables (at most {max_bytes // 2**20:,} MiB)", file=file,
+        )
+    goal = Goal(name=GOAL_NAME, want=tuple(true_of[f] if v else false_of[f] for f, v in want.items()), priority=1.0)
+    domain = Domain(name=name, facts=tuple(fact_list), actions=tuple(actions), goals=(goal,))
+    start = {f.name: True for f in fact_list if f.default}
     return domain, start, len(static_init)
+
+
+def spec_of(domain: Domain) -> dict[str, Any]:
+    """The domain-file structure of a grounded domain (for `domain_from_spec`, which validates every item)."""
+    return {
+        "name": domain.name,
+        "facts": {f.name: bool(f.default) for f in domain.facts},
+        "actions": {a.name: {"cost": a.cost, "pre": {c.fact: bool(c.value) for c in a.pre},
+                             "effects": {e.fact: bool(e.value) for e in a.effects}} for a in domain.actions},
+        "goals": {g.name: {"priority": g.priority, "want": {c.fact: bool(c.value) for c in g.want}}
+                  for g in domain.goals},
+    }
+
+
+def _ground_when(
+    s: Schema, b: tuple[str, ...], pre: dict[str, bool], effects: dict[str, bool], facts: dict[GroundAtom, str],
+    fluent: set[str], objects_of: dict[str, set[str]], reached: dict[str, set[tuple[str, ...]]], budget: _Budget,
+) -> list[tuple[dict[str, bool], dict[str, bool]]]:
+    """One instance's conditional effects as (condition, effects) on goap facts, deletes before adds.
+
+    Static conditions are decided here; a condition the precondition already decides is dropped (or the effect,
+    when it contradicts it); an effect with no condition left joins ``effects`` (updated in place). PDDL
+    applies every firing effect at once, deletes first: a conditional delete of an atom the action adds
+    anyway is dropped, and the entries that delete come before the ones that add, so that add wins.
+    """
+    dels: list[tuple[dict[str, bool], dict[str, bool]]] = []
+    adds: list[tuple[dict[str, bool], dict[str, bool]]] = []
+    always_added = {f for f, v in effects.items() if v}
+    for eff in s.effects:  # type: ignore[attr-defined]
+        for full in effect_bindings(eff, b, objects_of, reached, fluent, budget):
+            cond: dict[str, bool] = {}
+            dead = False
+            for positive, lit in eff.lits:
+                if lit[0] == "eq" or lit[1].pred not in fluent:
+                    continue  # decided by effect_bindings
+                n = facts.get((lit[1].pred, tuple(full[x] if isinstance(x, int) else x for x in lit[1].args)))
+                if n is None:  # never reached: false
+                    dead = dead or positive
+                    continue
+                if pre.get(n, positive) != positive or cond.get(n, positive) != positive:
+                    dead = True
+                elif n not in pre:
+                    cond[n] = positive
+            if dead:
+                continue
+            d = {}
+            for a in eff.delete:
+                n = facts.get((a.pred, tuple(full[x] if isinstance(x, int) else x for x in a.args)))
+                if n is not None and n not in always_added:
+                    d[n] = False
+            ad = {facts[a.pred, tuple(full[x] if isinstance(x, int) else x for x in a.args)]: True for a in eff.add}
+            if not cond:
+                for n in d:
+                    if effects.get(n) is not True:
+                        effects[n] = False
+                effects.update(ad)
+                always_added |= set(ad)
+                continue
+            if d:
+                dels.append((cond, d))
+            if ad:
+                adds.append((cond, ad))
+    return [(c, {f: v for f, v in e.items() if f not in always_added or v}) for c, e in dels] + adds
 
 
 def _too_many_actions(
@@ -290,112 +664,3 @@ def _cost(s: Schema, b: tuple[str, ...], lifted: LiftedDomain, problem: LiftedPr
         raise PddlError(f"{what}: this version of the engine needs costs > 0 (zero-cost actions are not supported)",
                         item=item, file=file, line=line)
     return cost
-
-
-def _bindings(
-    s: Schema,
-    index: _Index,
-    objects_of: dict[str, set[str]],
-    reached: dict[str, set[tuple[str, ...]]],
-    fluent: set[str],
-    budget: _Budget,
-) -> Iterator[tuple[str, ...]]:
-    """Every parameter tuple whose positive preconditions are all reached and whose static negative
-    preconditions and (in)equalities hold: a join over the preconditions, static ones first."""
-    n = len(s.params)
-    allowed = [set().union(*(objects_of.get(t, set()) for t in types)) for _, types in s.params]
-
-    # Order the atoms: at each step the one with the most bound arguments, static before changing, then smaller.
-    bound: set[int] = set()
-    order: list[Atom] = []
-    left = list(s.pos)
-    while left:
-        def score(a: Atom, bound: set[int] = bound) -> tuple[int, int, int]:
-            free = len({x for x in a.args if isinstance(x, int) and x not in bound})
-            return (free, a.pred in fluent, len(reached.get(a.pred, ())))
-
-        best = min(left, key=score)
-        left.remove(best)
-        order.append(best)
-        bound |= {x for x in best.args if isinstance(x, int)}
-    rest = [i for i in range(n) if i not in bound]
-
-    # Each check runs at the first step after which all its variables are bound.
-    steps: list[set[int]] = []
-    seen: set[int] = set()
-    for a in order:
-        seen |= {x for x in a.args if isinstance(x, int)}
-        steps.append(set(seen))
-    for i in rest:
-        seen.add(i)
-        steps.append(set(seen))
-    checks: list[list[tuple[str, Any]]] = [[] for _ in range(len(steps) + 1)]
-
-    def place(kind: str, payload: Any, vars_: set[int]) -> None:
-        k = next((i + 1 for i, st in enumerate(steps) if vars_ <= st), 0)
-        checks[k].append((kind, payload))
-
-    for pair in s.eq:
-        place("eq", pair, {x for x in pair if isinstance(x, int)})
-    for pair in s.neq:
-        place("neq", pair, {x for x in pair if isinstance(x, int)})
-    for a in s.neg:
-        if a.pred not in fluent:
-            place("neg", a, {x for x in a.args if isinstance(x, int)})
-
-    binding: list[str | None] = [None] * n
-
-    def val(x: Term) -> str:
-        return binding[x] if isinstance(x, int) else x  # type: ignore[return-value]
-
-    def ok(k: int) -> bool:
-        for kind, payload in checks[k]:
-            if kind == "eq" and val(payload[0]) != val(payload[1]):
-                return False
-            if kind == "neq" and val(payload[0]) == val(payload[1]):
-                return False
-            if kind == "neg" and tuple(val(x) for x in payload.args) in reached[payload.pred]:
-                return False
-        return True
-
-    if not ok(0):
-        return
-
-    def search(k: int) -> Iterator[tuple[str, ...]]:
-        if k == len(order):
-            if not rest:
-                yield tuple(binding)  # type: ignore[arg-type]
-                return
-            for combo in product(*(sorted(allowed[i]) for i in rest)):
-                budget.step()
-                for i, o in zip(rest, combo, strict=True):
-                    binding[i] = o
-                if all(ok(len(order) + 1 + j) for j in range(len(rest))):
-                    yield tuple(binding)  # type: ignore[arg-type]
-            for i in rest:
-                binding[i] = None
-            return
-        a = order[k]
-        positions = tuple(p for p, x in enumerate(a.args) if not isinstance(x, int) or binding[x] is not None)
-        key = tuple(val(a.args[p]) for p in positions)
-        free = [(p, a.args[p]) for p in range(len(a.args)) if p not in positions]
-        for args in index.lookup(a.pred, positions, key):
-            budget.step()
-            newly: list[int] = []
-            good = True
-            for p, x in free:
-                if binding[x] is None:
-                    if args[p] not in allowed[x]:
-                        good = False
-                        break
-                    binding[x] = args[p]
-                    newly.append(x)
-                elif binding[x] != args[p]:  # the same variable twice in one atom
-                    good = False
-                    break
-            if good and ok(k + 1):
-                yield from search(k + 1)
-            for x in newly:
-                binding[x] = None
-
-    yield from search(0)

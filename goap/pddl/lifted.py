@@ -6,6 +6,7 @@ and item of anything it refuses; it does not ground anything.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -13,10 +14,26 @@ from typing import Any
 
 from goap.pddl.reader import Expr, Reader, Sym, parse_sexpr, show
 
-SUPPORTED_REQUIREMENTS = (":strips", ":typing", ":negative-preconditions", ":equality", ":action-costs")
+SUPPORTED_REQUIREMENTS = (
+    ":strips", ":typing", ":negative-preconditions", ":equality", ":action-costs", ":adl", ":conditional-effects",
+    ":universal-preconditions", ":existential-preconditions", ":quantified-preconditions",
+    ":disjunctive-preconditions",
+)
+#: Requirements of PDDL 3.1 this importer does not support, with what they allow. A task is judged by what it
+#: uses, not by what it declares (IPC files often declare more than they use): declaring one is a warning, and
+#: using what it allows is the error, naming the construct, the action and the line.
+UNSUPPORTED_REQUIREMENTS = {
+    ":derived-predicates": "derived predicates", ":durative-actions": "durative actions",
+    ":duration-inequalities": "duration inequalities", ":continuous-effects": "continuous effects",
+    ":fluents": "numeric and object fluents", ":numeric-fluents": "numeric fluents",
+    ":object-fluents": "object fluents", ":timed-initial-literals": "timed initial literals",
+    ":preferences": "preferences", ":constraints": "constraints",
+}
 
 
 Term = int | str  # a parameter index or an object name
+#: Deepest nesting of a precondition, effect condition or goal (the reader and the rewriting recurse on it).
+MAX_FORMULA_DEPTH = 64
 
 
 @dataclass
@@ -43,6 +60,31 @@ class Schema:
     cost: Any = None  # None (unit), a number, or Atom (a function term)
     line: int = 0
     cost_line: int = 0  # the line of its (increase (total-cost) ...), or of the action when there is none
+    #: An ADL precondition (see `Formula`), when it is not a conjunction of literals (pos, neg, eq, neq are then
+    #: empty); the grounder compiles it away (`goap.pddl.normal`).
+    formula: Any = None
+    when: list[CondEffect] = field(default_factory=list)  # conditional and universally quantified effects
+    qvars: dict[int, tuple[str, tuple[str, ...]]] = field(default_factory=dict)  # quantified variable -> (name, types)
+    arity: int = -1  # the PDDL action's own parameters (params may have more: existential ones); -1: all of them
+
+
+@dataclass
+class CondEffect:
+    """``(forall (vars) (when cond (and add... (not delete)...)))``: the effect part of ADL.
+
+    ``vars`` are variable indices of the schema (`Schema.qvars`); ``cond`` is a `Formula` or None (always).
+    """
+
+    vars: list[int]
+    cond: Any
+    add: list[Atom] = field(default_factory=list)
+    delete: list[Atom] = field(default_factory=list)
+    line: int = 0
+
+
+#: A precondition, effect condition or goal: ("atom", Atom) | ("eq", Term, Term) | ("not", F) | ("and", [F]) |
+#: ("or", [F]) | ("imply", F, F) | ("exists", [var], F) | ("forall", [var], F), with variables as indices.
+Formula = tuple
 
 
 @dataclass
@@ -57,26 +99,29 @@ class LiftedDomain:
     functions: dict[str, int]  # name -> arity
     schemas: list[Schema]
     file: str = ""
+    warnings: list[str] = field(default_factory=list)  # "FILE:LINE: what", requirements declared but not used
 
 
 
 
 _REJECTED_SECTIONS = {
-    ":derived": "derived predicates", ":durative-action": "durative actions", ":constraints": "constraints",
-    ":process": "processes", ":event": "events",
+    ":derived": "derived predicates (requirement :derived-predicates)",
+    ":durative-action": "durative actions (requirement :durative-actions)",
+    ":constraints": "constraints (requirement :constraints)", ":process": "processes", ":event": "events",
 }
-_REJECTED_CONNECTIVES = {"or", "imply", "exists", "forall", "when"}
+_REJECTED_CONNECTIVES = {"or", "imply", "exists", "forall", "when"}  # in an atom's place: not atoms
 
 
-def _check_requirements(r: Reader, sec: Expr) -> set[str]:
+def _check_requirements(r: Reader, sec: Expr, warnings: list[str]) -> set[str]:
     reqs = set()
     for x in sec[1:]:
         if not isinstance(x, Sym) or not x.startswith(":"):
             raise r.fail(f"syntax error: expected a requirement like :strips, got {show(x)}", sec)
-        if x not in SUPPORTED_REQUIREMENTS:
-            raise r.fail(
-                f"unsupported requirement {x} (supported: {' '.join(SUPPORTED_REQUIREMENTS)})", x, item="requirements"
-            )
+        if x in UNSUPPORTED_REQUIREMENTS:
+            warnings.append(f"{r.file}:{x.line}: requirement {x} is declared but not supported ("
+                            f"{UNSUPPORTED_REQUIREMENTS[x]}); it is an error only where the task uses it")
+        elif x not in SUPPORTED_REQUIREMENTS:
+            warnings.append(f"{r.file}:{x.line}: unknown requirement {x} (ignored)")
         reqs.add(str(x))
     return reqs
 
@@ -93,7 +138,7 @@ def read_domain(text: str, file: str) -> LiftedDomain:
         if not isinstance(head, Sym) or not head.startswith(":"):
             raise r.fail(f"syntax error: expected a section like (:predicates ...), got {show(sec)}", sec)
         if head == ":requirements":
-            lifted.requirements |= _check_requirements(r, sec)
+            lifted.requirements |= _check_requirements(r, sec, lifted.warnings)
         elif head == ":types":
             for t, parents in r.typed_list(list(sec[1:]), sec, "types"):
                 if len(parents) != 1:
@@ -213,8 +258,9 @@ def _read_action(r: Reader, lifted: LiftedDomain, sec: Expr) -> Schema:
         ctx.condition(parts[":precondition"], schema, sec)
     if ":effect" in parts:
         ctx.effect(parts[":effect"], schema, sec)
-    if not schema.add and not schema.delete:
+    if not schema.add and not schema.delete and not any(ce.add or ce.delete for ce in schema.when):
         raise r.fail("an action needs at least one effect", sec, item)
+    schema.when = [ce for ce in schema.when if ce.add or ce.delete]
     if schema.cost is None and ":action-costs" in lifted.requirements:
         schema.cost = 0.0  # IPC semantics: an action that does not increase total-cost costs 0
         schema.cost_line = sec.line
@@ -247,8 +293,8 @@ class _Context:
     def atom(self, e: Any, where: Any) -> Atom:
         e = self.r.expect_list(e, "an atom", where)
         pred = e[0] if e else None
-        if isinstance(pred, Sym) and pred in _REJECTED_CONNECTIVES:
-            raise self.r.fail(f"unsupported construct: ({pred} ...) (only STRIPS: and, not, =)", e, self.item)
+        if isinstance(pred, Sym) and pred in (*_REJECTED_CONNECTIVES, "and", "not"):
+            raise self.r.fail(f"unsupported construct: ({pred} ...) where an atom is expected", e, self.item)
         pred = self.r.expect_name(pred, "a predicate name", e)
         if pred not in self.lifted.predicates:
             raise self.r.fail(f"unknown predicate '{pred}'", e, self.item)
@@ -278,39 +324,117 @@ class _Context:
         else:
             yield True, e
 
-    def condition(self, e: Any, schema: Schema, where: Any) -> None:
-        for positive, lit in self.literals(e, where):
-            if lit and lit[0] == "=":
-                if len(lit) != 3:
-                    raise self.r.fail("syntax error: (= a b) takes two terms", lit, self.item)
-                pair = (self.term(lit[1], lit), self.term(lit[2], lit))
-                (schema.eq if positive else schema.neq).append(pair)
-                continue
-            # Negative preconditions are accepted even when :negative-preconditions is not declared (as types are
-            # without :typing): the meaning is unambiguous and many published files leave the flags out.
-            (schema.pos if positive else schema.neg).append(self.atom(lit, where))
+    def formula(self, e: Any, where: Any, schema: Schema | None, depth: int = 0) -> Formula:
+        """An ADL formula (`Formula`); quantified variables get new indices, recorded in ``schema.qvars``."""
+        e = self.r.expect_list(e, "a formula", where)
+        if depth > MAX_FORMULA_DEPTH:
+            raise self.r.fail(f"a formula nested more than {MAX_FORMULA_DEPTH} levels deep", e, self.item)
+        if not e:
+            return ("and", [])
+        head = e[0]
+        depth += 1
+        if head in ("and", "or"):
+            return (str(head), [self.formula(x, e, schema, depth) for x in e[1:]])
+        if head == "not":
+            if len(e) != 2:
+                raise self.r.fail("syntax error: (not X) takes exactly one formula", e, self.item)
+            return ("not", self.formula(e[1], e, schema, depth))
+        if head == "imply":
+            if len(e) != 3:
+                raise self.r.fail("syntax error: (imply A B) takes two formulas", e, self.item)
+            return ("imply", self.formula(e[1], e, schema, depth), self.formula(e[2], e, schema, depth))
+        if head in ("exists", "forall"):
+            if len(e) != 3:
+                raise self.r.fail(f"syntax error: ({head} (VARS) FORMULA) takes a variable list and a formula", e,
+                                  self.item)
+            with self.quantified(e[1], e, schema) as indices:
+                return (str(head), indices, self.formula(e[2], e, schema, depth))
+        if head == "when":
+            raise self.r.fail("syntax error: (when ...) is an effect, not a condition", e, self.item)
+        if head == "=":
+            if len(e) != 3:
+                raise self.r.fail("syntax error: (= a b) takes two terms", e, self.item)
+            return ("eq", self.term(e[1], e), self.term(e[2], e))
+        return ("atom", self.atom(e, where))
 
-    def effect(self, e: Any, schema: Schema, where: Any) -> None:
+    @contextlib.contextmanager
+    def quantified(self, params: Any, where: Any, schema: Schema | None) -> Iterator[list[int]]:
+        """The variables of a quantifier in scope (shadowing outer ones of the same name) while the body is read."""
+        if schema is None:
+            raise self.r.fail("internal: a quantifier needs a schema", where, self.item)
+        params = self.r.expect_list(params, "a variable list", where)
+        typed = self.r.typed_list(list(params), params, f"variables of {self.item}")
+        saved = dict(self.vars)
+        indices = []
+        for v, types in typed:
+            if not v.startswith("?"):
+                raise self.r.fail(f"syntax error: variable {v!r} must start with '?'", v, self.item)
+            for t in types:
+                _check_type(self.r, self.lifted, t, v, self.item)
+            idx = max([*self.vars.values(), *schema.qvars, len(schema.params) - 1]) + 1
+            schema.qvars[idx] = (str(v), tuple(types))
+            self.vars[str(v)] = idx
+            indices.append(idx)
+        try:
+            yield indices
+        finally:
+            self.vars = saved
+
+    def condition(self, e: Any, schema: Schema, where: Any) -> None:
+        f = self.formula(e, where, schema)
+        lits = _conjunction_of_literals(f)
+        if lits is None:
+            schema.formula = f
+            return
+        for positive, lit in lits:
+            if lit[0] == "eq":
+                (schema.eq if positive else schema.neq).append((lit[1], lit[2]))
+            else:
+                # Negative preconditions are accepted even when :negative-preconditions is not declared (as types
+                # are without :typing): the meaning is unambiguous and many published files leave the flags out.
+                (schema.pos if positive else schema.neg).append(lit[1])
+
+    def effect(self, e: Any, schema: Schema, where: Any, ce: CondEffect | None = None) -> None:
         e = self.r.expect_list(e, "an effect", where)
         if not e:
             return
         head = e[0]
         if head == "and":
             for x in e[1:]:
-                self.effect(x, schema, e)
+                self.effect(x, schema, e, ce)
         elif head == "increase":
+            if ce is not None:
+                raise self.r.fail("unsupported construct: (increase ...) inside (forall ...) or (when ...)", e,
+                                  self.item)
             self.increase(e, schema)
         elif head in ("decrease", "assign", "scale-up", "scale-down"):
-            raise self.r.fail(f"unsupported construct: numeric effect ({head} ...)", e, self.item)
-        elif head in ("when", "forall"):
-            what = "conditional effects" if head == "when" else "universal effects"
-            raise self.r.fail(f"unsupported construct: {what} ({head} ...)", e, self.item)
+            raise self.r.fail(f"unsupported construct: numeric effect ({head} ...) (requirement :numeric-fluents)",
+                              e, self.item)
+        elif head == "forall":
+            if len(e) != 3:
+                raise self.r.fail("syntax error: (forall (VARS) EFFECT) takes a variable list and an effect", e,
+                                  self.item)
+            if ce is not None and ce.cond is not None:
+                raise self.r.fail("syntax error: (forall ...) inside (when ...)", e, self.item)
+            with self.quantified(e[1], e, schema) as indices:
+                inner = CondEffect([*(ce.vars if ce else []), *indices], None, line=e.line)
+                schema.when.append(inner)
+                self.effect(e[2], schema, e, inner)
+        elif head == "when":
+            if len(e) != 3:
+                raise self.r.fail("syntax error: (when CONDITION EFFECT) takes a condition and an effect", e,
+                                  self.item)
+            if ce is not None and ce.cond is not None:
+                raise self.r.fail("syntax error: (when ...) inside (when ...)", e, self.item)
+            inner = CondEffect(list(ce.vars) if ce else [], self.formula(e[1], e, schema), line=e.line)
+            schema.when.append(inner)
+            self.effect(e[2], schema, e, inner)
         elif head == "not":
             if len(e) != 2:
                 raise self.r.fail("syntax error: (not X) takes exactly one atom", e, self.item)
-            schema.delete.append(self.atom(e[1], e))
+            (ce.delete if ce is not None else schema.delete).append(self.atom(e[1], e))
         else:
-            schema.add.append(self.atom(e, where))
+            (ce.add if ce is not None else schema.add).append(self.atom(e, where))
 
     def increase(self, e: Expr, schema: Schema) -> None:
         if len(e) != 3 or not isinstance(e[1], Expr) or list(e[1]) != ["total-cost"]:
@@ -329,6 +453,23 @@ class _Context:
         if len(value) - 1 != self.lifted.functions[fname]:
             raise self.r.fail(f"wrong arity for function '{fname}'", value, self.item)
         schema.cost = Atom(str(fname), tuple(self.term(x, value) for x in value[1:]), value.line)
+
+
+def _conjunction_of_literals(f: Formula) -> list[tuple[bool, Formula]] | None:
+    """[(positive, atom or eq formula)] when ``f`` is a conjunction of literals (STRIPS), else None."""
+    out: list[tuple[bool, Formula]] = []
+    todo = [f]
+    while todo:
+        g = todo.pop()
+        if g[0] == "and":
+            todo.extend(reversed(g[1]))
+        elif g[0] in ("atom", "eq"):
+            out.append((True, g))
+        elif g[0] == "not" and g[1][0] in ("atom", "eq"):
+            out.append((False, g[1]))
+        else:
+            return None
+    return out
 
 
 def number(r: Reader, x: Any, where: Any, item: str, what: str) -> float:
@@ -356,6 +497,9 @@ class LiftedProblem:
     goal_line: int
     file: str = ""
     value_lines: dict[tuple[str, tuple[str, ...]], int] = field(default_factory=dict)  # where each value is set
+    #: An ADL goal (`Formula`) when it is not a conjunction of literals (goal_pos and goal_neg are then empty)
+    goal_formula: Any = None
+    goal_qvars: dict[int, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
 
 
 def read_problem(text: str, file: str, lifted: LiftedDomain) -> LiftedProblem:
@@ -375,7 +519,7 @@ def read_problem(text: str, file: str, lifted: LiftedDomain) -> LiftedProblem:
                 raise r.fail(f"the problem is for domain {show(sec[1]) if len(sec) > 1 else '?'}, "
                              f"the domain file defines '{lifted.name}'", sec)
         elif head == ":requirements":
-            lifted.requirements |= _check_requirements(r, sec)
+            lifted.requirements |= _check_requirements(r, sec, lifted.warnings)
         elif head == ":objects":
             for obj, types in r.typed_list(list(sec[1:]), sec, "objects"):
                 t = _object_type(r, obj, types)
@@ -414,11 +558,15 @@ def read_problem(text: str, file: str, lifted: LiftedDomain) -> LiftedProblem:
     if goal is None:
         raise r.fail("the problem has no (:goal ...)", define)
     gctx = _Context(r, lifted, {}, "goal", objects)
+    holder = Schema("goal", [], line=goal.line)  # holds the goal's quantified variables
+    formula = gctx.formula(goal[1], goal, holder)
+    lits = _conjunction_of_literals(formula)
     pos, neg = [], []
-    for positive, lit in gctx.literals(goal[1], goal):
-        if lit and lit[0] == "=":
-            raise r.fail("unsupported construct: equality in the goal", lit, "goal")
-        (pos if positive else neg).append(gctx.atom(lit, goal))
-    return LiftedProblem(str(name), objects, init, values, pos, neg, goal.line, file=file, value_lines=value_lines)
+    if lits is not None and all(lit[0] == "atom" for _, lit in lits):
+        for positive, lit in lits:
+            (pos if positive else neg).append(lit[1])
+        formula = None
+    return LiftedProblem(str(name), objects, init, values, pos, neg, goal.line, file=file, value_lines=value_lines,
+                         goal_formula=formula, goal_qvars=holder.qvars)
 
 

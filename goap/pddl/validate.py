@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import product
 
 from goap.pddl.lifted import Atom, LiftedDomain, LiftedProblem, Schema
 
@@ -59,9 +60,15 @@ def parse_plan(text: str) -> list[Step]:
     return steps
 
 
+def plan_steps(names: Sequence[str]) -> list[Step]:
+    """The PDDL steps of a goap plan: the goal actions of an ADL goal (``@goal~k``) left out (`goap.pddl.normal`)."""
+    return [goap_step(n) for n in names if not n.startswith("@")]
+
+
 def goap_step(name: str, lineno: int | None = None) -> Step:
-    """``stack(a,b)`` (a grounded action's name) as a step; ``handempty``-style names have no arguments."""
-    m = re.fullmatch(r"([^\s(),]+)(?:\(([^\s()]*)\))?", name.strip())
+    """``stack(a,b)`` (a grounded action's name) as a step; ``handempty``-style names have no arguments. A
+    ``~k`` suffix (a second variant of the same step, from a disjunctive precondition) is dropped."""
+    m = re.fullmatch(r"([^\s(),~]+)(?:\(([^\s()]*)\))?(?:~\d+)?", name.strip())
     if not m:
         where = f"line {lineno}: " if lineno is not None else ""
         raise ValueError(f"{where}expected a plan step like (stack a b), got {name.strip()[:80]!r}")
@@ -78,6 +85,13 @@ def validate_plan(lifted: LiftedDomain, problem: LiftedProblem, plan: Sequence[S
     """Replay ``plan`` from the problem's initial state; see the module docstring for the semantics."""
     schemas = {s.name: s for s in lifted.schemas}
     types_of = _supertypes(lifted.parents)
+    by_type: dict[str, list[str]] = {}
+    for obj, t in sorted(problem.objects.items()):
+        for sup in types_of.get(t, {t}):
+            by_type.setdefault(sup, []).append(obj)
+
+    def objects(types: tuple[str, ...]) -> list[str]:
+        return sorted({o for t in types for o in by_type.get(t, ())})
     state = set(problem.init)
     cost = 0.0
     for k, (name, args) in enumerate(plan, start=1):
@@ -95,14 +109,28 @@ def validate_plan(lifted: LiftedDomain, problem: LiftedProblem, plan: Sequence[S
                 return PlanCheck(False, None, len(plan), f"{where}: '{obj}' is not of type {'/'.join(allowed)} "
                                                          f"(parameter {var})")
         failed = _first_false(s, args, state)
+        if failed is None and s.formula is not None and not _holds(s.formula, args, {}, state, s.qvars, objects):
+            failed = "(the ADL precondition)"
         if failed:
             return PlanCheck(False, None, len(plan), f"{where}: precondition {failed} is false")
-        state -= {_ground(a, args) for a in s.delete}
-        state |= {_ground(a, args) for a in s.add}
+        # Every conditional effect is judged on the state before the step; deletes, then adds.
+        dels = {_ground(a, args) for a in s.delete}
+        adds = {_ground(a, args) for a in s.add}
+        for ce in s.when:
+            pools = [objects(s.qvars[v][1]) for v in ce.vars]
+            for combo in product(*pools):
+                env = dict(zip(ce.vars, combo, strict=True))
+                if ce.cond is None or _holds(ce.cond, args, env, state, s.qvars, objects):
+                    dels |= {_ground_env(a, args, env) for a in ce.delete}
+                    adds |= {_ground_env(a, args, env) for a in ce.add}
+        state = (state - dels) | adds
         c = _cost(s, args, problem)
         if c is None:
             return PlanCheck(False, None, len(plan), f"{where}: its cost term has no value in the problem")
         cost += c
+    if problem.goal_formula is not None and not _holds(problem.goal_formula, (), {}, state, problem.goal_qvars,
+                                                        objects):
+        return PlanCheck(False, None, len(plan), "the goal is false at the end")
     for a in problem.goal_pos:
         if _ground(a, ()) not in state:
             return PlanCheck(False, None, len(plan), f"the goal {_atom_text(_ground(a, ()))} is false at the end")
@@ -117,6 +145,32 @@ def same_cost(a: float | None, b: float | None) -> bool:
     if a is None or b is None:
         return a is b
     return math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6)
+
+
+def _ground_env(a: Atom, args: tuple[str, ...], env: dict[int, str]) -> tuple[str, tuple[str, ...]]:
+    return a.pred, tuple((env[x] if x in env else args[x]) if isinstance(x, int) else x for x in a.args)
+
+
+def _holds(f: tuple, args: tuple[str, ...], env: dict[int, str], state: set, qvars: dict, objects) -> bool:
+    """Whether an ADL formula holds in ``state``, quantifiers by enumerating the objects of their types."""
+    kind = f[0]
+    if kind == "atom":
+        return _ground_env(f[1], args, env) in state
+    if kind == "eq":
+        x, y = ((env[t] if t in env else args[t]) if isinstance(t, int) else t for t in f[1:])
+        return x == y
+    if kind == "not":
+        return not _holds(f[1], args, env, state, qvars, objects)
+    if kind == "and":
+        return all(_holds(g, args, env, state, qvars, objects) for g in f[1])
+    if kind == "or":
+        return any(_holds(g, args, env, state, qvars, objects) for g in f[1])
+    if kind == "imply":
+        return not _holds(f[1], args, env, state, qvars, objects) or _holds(f[2], args, env, state, qvars, objects)
+    test = all if kind == "forall" else any
+    variables = f[1]
+    return test(_holds(f[2], args, {**env, **dict(zip(variables, combo, strict=True))}, state, qvars, objects)
+                for combo in product(*(objects(qvars[v][1]) for v in variables)))
 
 
 def _ground(a: Atom, args: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:

@@ -548,7 +548,7 @@ class ReferencePlanner:
                 action = domain.actions[a]
                 if not all(can_hold(c) for c in action.pre):
                     continue
-                for e in action.effects:
+                for e in (*action.effects, *(e for w in action.when for e in w.effects)):  # conditions relaxed too
                     i = domain.fact_index(e.fact)
                     values = reached[i]
                     if values is None:

@@ -86,6 +86,7 @@ class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
         self._kernels = tick
         self.tables = domain if isinstance(domain, DomainTables) else encode(domain)
         self.domain = self.tables.domain
+        _check_when(self.domain)
         try:
             self.device = wp.get_device(cfg.device)
         except (ValueError, RuntimeError) as e:
@@ -276,6 +277,17 @@ def _check_memory(tables: DomainTables, n: int, cfg: BrainConfig, device: Any) -
     if have is not None and need > have:
         raise ValueError(f"a brain of {n} agents needs about {need:,} bytes ({need / 2**30:.1f} GiB) for its "
                          f"per-agent arrays; {have:,} bytes ({have / 2**30:.1f} GiB) are available on {device}")
+
+
+def _check_when(domain: Domain) -> None:
+    """The act stage judges an action's conditional effects in one 64-bit mask (`goap.kernels.tick.finish_actions`):
+    refuse, naming the action, a domain (a grounded PDDL task, say) with more in one action."""
+    from goap.domain import MAX_WHEN
+
+    for a in domain.actions:
+        if len(a.when) > MAX_WHEN:
+            raise ValueError(f"action '{a.name}' has {len(a.when)} conditional effects; a brain applies at most "
+                             f"{MAX_WHEN} per action")
 
 
 def _writes_device_batch(planner: Any, device: Any) -> bool:
