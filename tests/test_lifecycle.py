@@ -528,3 +528,75 @@ def test_the_inspector_and_explain_name_the_agent_type():
     assert guard.agent_type == "guard" and guard.has("not_allowed", "heal")
     medic = explain_agent(brain, 2)
     assert medic.agent_type == "medic" and not medic.has("not_allowed", "heal") and medic.goal == "heal"
+
+
+def test_the_act_stage_applies_conditional_effects_as_the_domain_does():
+    """DONE actions with conditional effects, judged on the state before the action: the brain's packed states
+    after a tick equal `Domain.apply` on the states before it, for every agent."""
+    from tests.test_pddl_adl import when_task
+
+    domain, start_values, _goals = when_task(5, n_problems=40)[:3]
+    assert any(a.when for a in domain.actions)
+    n = len(start_values)
+    brain = Brain(domain, n, planner="reference", device="cpu")
+    tables = brain.tables
+    brain.assign("states", tables.pack_states(np.asarray(start_values)))
+    # every agent runs one action applicable in its state (set by hand: a game without a world)
+    acts = []
+    for v in start_values:
+        s = tuple(int(x) for x in v)
+        acts.append(next((k for k, a in enumerate(domain.actions) if domain.is_applicable(s, a)), -1))
+    rows = [i for i, a in enumerate(acts) if a >= 0]
+    assert len(rows) > n // 2
+    plan = np.full(tuple(brain.plan.shape), -1, np.int32)
+    plan[rows, 0] = [acts[i] for i in rows]
+    for name, values in (("plan", plan), ("plan_length", np.where(np.array(acts) >= 0, 1, 0).astype(np.int32)),
+                         ("action", np.array(acts, np.int32)), ("goal", np.where(np.array(acts) >= 0, 0, -1)
+                                                                       .astype(np.int32))):
+        brain.assign(name, values)
+    brain.set_action_status(rows, "done")
+    before = tables.unpack_states(brain.states.numpy().copy())
+    brain.launcher.launch(brain._kernels.finish_actions, n, [brain.agents, brain._tables_d, 1, brain._action_counts,
+                                                            brain._counters, 0, 0], record=False)
+    after = tables.unpack_states(brain.states.numpy())
+    fired = 0
+    for i in rows:
+        s = tuple(int(x) for x in before[i])
+        want = domain.apply(s, domain.actions[acts[i]])
+        assert tuple(int(x) for x in after[i]) == want, i
+        plain = s
+        for e in domain.actions[acts[i]].effects:
+            plain = tuple(e.apply(plain[domain.fact_index(e.fact)], domain.fact(e.fact)) if j == domain.fact_index(
+                e.fact) else x for j, x in enumerate(plain))
+        fired += want != plain
+    assert fired > 0  # some conditional effect changed the outcome
+
+
+def test_planners_agree_with_conditional_effects_cost_terms_and_types_together():
+    from goap.domain import domain_from_spec
+    from goap.domain_file import domain_to_spec
+    from goap.planners import make_planner
+    from goap.planners.reference import ReferencePlanner
+    from tests.test_pddl_adl import when_task
+
+    solved = 0
+    for seed in (11, 12, 13, 14):
+        domain, values, goals = when_task(seed, n_problems=40)[:3]
+        spec = domain_to_spec(domain)
+        ints = [f.name for f in domain.facts if f.kind == "int"] or [domain.facts[0].name]
+        names = list(spec["actions"])
+        for k, (_name, a) in enumerate(spec["actions"].items()):
+            if k % 2 == 0:
+                a["cost"] = {"base": a["cost"], "per": {ints[0]: 0.5}}
+        spec["types"] = {"one": {}, "two": {"actions": names[1:], "cost": {names[-1]: 2.0}}}
+        d = domain_from_spec(spec)
+        ref = ReferencePlanner(d, max_nodes=64, node_ceiling=512)
+        fast = make_planner("warp", ref.tables, max_nodes=64, node_ceiling=512, device="cpu")
+        states = ref.tables.pack_states(np.asarray(values))
+        types = (np.arange(len(values)) % 2).astype(np.int32)
+        r = ref.plan(states, np.asarray(goals, np.int32), types=types)
+        f = fast.plan(states, np.asarray(goals, np.int32), types=types).numpy()
+        assert (r.status == f.status).all(), seed
+        assert np.array_equal(r.cost, f.cost, equal_nan=True) and (r.expanded == f.expanded).all(), seed
+        solved += int((r.status == 0).sum())
+    assert solved > 20
