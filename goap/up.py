@@ -26,8 +26,8 @@ through UP's writer, rather than walking UP's expression trees here, keeps one i
 it accepts (and refuses, naming the construct) is what this engine accepts.
 
 The problem kinds accepted are `SUPPORTED_FEATURES`, exactly what the importer reads (classical STRIPS with
-typing, negative conditions, equality, action costs); ``supports(kind)`` refuses everything else, so UP's
-own checks (``OneshotPlanner(problem_kind=...)``, ``solve`` on an unsupported problem) say so before any work.
+typing, negative conditions, equality, conditional effects, action costs); ``supports(kind)`` refuses everything
+else, so UP's own checks (``OneshotPlanner(problem_kind=...)``, ``solve`` on an unsupported problem) say so before any work.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ SUPPORTED_FEATURES = frozenset({
     "ACTION_BASED",  # PROBLEM_CLASS
     "FLAT_TYPING", "HIERARCHICAL_TYPING",  # TYPING
     "NEGATIVE_CONDITIONS", "EQUALITIES",  # CONDITIONS_KIND
+    "CONDITIONAL_EFFECTS",  # EFFECTS_KIND: the importer keeps them (goap.domain.When), both planners plan with them
     "ACTIONS_COST", "PLAN_LENGTH",  # QUALITY_METRICS: both minimised by a cost-optimal search
     "STATIC_FLUENTS_IN_ACTIONS_COST", "INT_NUMBERS_IN_ACTIONS_COST", "REAL_NUMBERS_IN_ACTIONS_COST",
 })

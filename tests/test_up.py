@@ -137,21 +137,36 @@ def test_unsolvable_and_already_solved():
     assert result.status == Result.SOLVED_OPTIMALLY and len(result.plan.actions) == 0
 
 
-def _conditional() -> Problem:
-    problem, _ = _tour(cost_metric=False)
+def test_a_conditional_effect_the_plan_needs_is_planned_and_validated():
+    """Marking a place lights it only where the walker is (a conditional effect): the goal needs l1 lit, so the
+    plan walks there and marks it; UP's validator replays the conditional effect."""
+    problem, places = _tour(cost_metric=False)
     loc = problem.user_type("Loc")
+    lit = Fluent("lit", BoolType(), l=loc)
+    problem.add_fluent(lit, default_initial_value=False)
     mark = InstantaneousAction("mark", a=loc)
     a = mark.parameter("a")
-    mark.add_effect(problem.fluent("visited")(a), True, problem.fluent("at")(a))  # a conditional effect
+    mark.add_effect(lit(a), True, problem.fluent("at")(a))
     problem.add_action(mark)
-    return problem
+    problem.clear_goals()
+    problem.add_goal(lit(places[1]))
+    assert problem.kind.has_conditional_effects() and goap.up.WarpGoapEngine.supports(problem.kind)
+    with OneshotPlanner(name="warp-goap") as planner:
+        result = planner.solve(problem)
+    assert result.status == Result.SOLVED_OPTIMALLY
+    steps = [(str(s.action.name), [str(p) for p in s.actual_parameters]) for s in result.plan.actions]
+    assert steps[-1] == ("mark", ["l1"]) and len(steps) == 2
+    assert _validate(problem, result.plan).status.name == "VALID"
 
 
-def test_conditional_effects_refused_through_supports():
-    problem = _conditional()
-    assert problem.kind.has_conditional_effects()
+def test_numeric_fluents_refused_through_supports():
+    problem, places = _tour(cost_metric=False)
+    fuel = Fluent("fuel", IntType(0, 10))
+    problem.add_fluent(fuel, default_initial_value=5)
+    move = problem.action("move")
+    move.add_decrease_effect(fuel, 1)
+    assert problem.kind.has_numeric_fluents() or problem.kind.has_int_fluents()
     assert not goap.up.WarpGoapEngine.supports(problem.kind)
-    assert "CONDITIONAL_EFFECTS" not in goap.up.SUPPORTED_FEATURES
     # UP's own selection by kind never picks the engine for it ...
     factory = get_environment().factory
     names = [n for n in factory.engines if factory.engine(n).is_oneshot_planner()
@@ -161,7 +176,7 @@ def test_conditional_effects_refused_through_supports():
     with pytest.warns(UserWarning, match="warp-goap"), OneshotPlanner(name="warp-goap") as planner:
         result = planner.solve(problem)
     assert result.status == Result.UNSUPPORTED_PROBLEM and result.plan is None
-    assert "CONDITIONAL_EFFECTS" in " ".join(m.message for m in result.log_messages)
+    assert "FLUENTS" in " ".join(m.message for m in result.log_messages)
 
 
 def test_weighted_planner_is_satisficing_and_bad_params_are_usage_errors():
