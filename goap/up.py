@@ -27,7 +27,8 @@ it accepts (and refuses, naming the construct) is what this engine accepts.
 
 The problem kinds accepted are `SUPPORTED_FEATURES`, exactly what the importer reads (classical STRIPS with
 typing, negative conditions, equality, conditional effects, action costs); ``supports(kind)`` refuses everything
-else, so UP's own checks (``OneshotPlanner(problem_kind=...)``, ``solve`` on an unsupported problem) say so before any work.
+else, so UP's own checks (``OneshotPlanner(problem_kind=...)``, ``solve`` on an unsupported problem) say so
+before any work.
 """
 
 from __future__ import annotations
