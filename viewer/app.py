@@ -77,7 +77,7 @@ def _speed(text: str) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``goap view`` (the lead's cli adds the subcommand and calls `run`)."""
+    """The options of ``goap view`` (`goap.cli` adds the subcommand and calls `run`)."""
     parser.add_argument("--world", required=True,
                         help="a world: village, soldier, a registered name, or package.module:Class")
     parser.add_argument("--agents", type=non_negative_int, default=2000, help="number of agents (default 2000)")
