@@ -11,6 +11,7 @@ table                     what it numbers
 `ActionStatus`            what the world (or the game) reports for an acting agent (``action_status``)
 `CAUSES`                  why an agent asked for a plan (``replan_cause``; index 0 is "none")
 `EVENTS`                  the per-agent event bits of a tick (``event_bits``; bit k is ``1 << k``)
+`IDLE_REASONS`            why an idle agent is idle (``goap run``'s report, `goap.explain`)
 `COUNTERS`                the slots of the tick's device counters (read once per tick)
 `DEDUPE_COUNTERS`         the slots of the grouping planner's device counters (`goap.planners.dedupe`)
 ========================  ====================================================================================
@@ -54,6 +55,10 @@ EVENTS: tuple[str, ...] = (
     "action_started", "action_finished", "action_failed", "goal_achieved", "plan_found", "plan_failed",
     "goal_changed", "replan", "action_interrupted",
 )
+
+#: Why an idle agent is idle (`goap.explain`, `goap.kernels.stats`, ``goap run``): no goal to pursue, waiting
+#: for a plan, its action just failed, or its goal already holds.
+IDLE_REASONS: tuple[str, ...] = ("no_goal", "waiting", "failed", "satisfied")
 
 #: Counters that are gauges of one tick (kept as series by the brain, not summed into its totals).
 GAUGES: tuple[str, ...] = ("idle", "alive")
@@ -111,6 +116,6 @@ def failed_status_slot(status: int) -> int:
 
 
 __all__ = [
-    "ActionStatus", "CAUSES", "COUNTERS", "DEDUPE_COUNTERS", "EVENT_COUNTERS", "EVENTS", "GAUGES", "Status",
-    "cause_code", "counter_slot", "event_bit", "failed_status_slot", "replan_slot",
+    "ActionStatus", "CAUSES", "COUNTERS", "DEDUPE_COUNTERS", "EVENT_COUNTERS", "EVENTS", "GAUGES", "IDLE_REASONS",
+    "Status", "cause_code", "counter_slot", "event_bit", "failed_status_slot", "replan_slot",
 ]

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from goap.analysis import Relaxed, condition_text, relax
-from goap.codes import CAUSES, Status, event_bit
+from goap.codes import CAUSES, IDLE_REASONS, Status, event_bit
 from goap.domain import Condition, Domain, Goal, State
 
 #: Why an agent executes no action this tick, as `goap.kernels.stats` counts it (index = code):
@@ -34,7 +34,6 @@ from goap.domain import Condition, Domain, Goal, State
 #: for a plan (beyond the plan budget, or a search deferred to a later tick); ``failed``: it has no goal because
 #: its last search failed (that goal cools down) or its action just failed; ``satisfied``: its goal already held
 #: when it was planned, so it picks the next goal on the next tick.
-IDLE_REASONS: tuple[str, ...] = ("no_goal", "waiting", "failed", "satisfied")
 
 #: Above this many actions the heuristic's estimate is left out: it runs in Python, and the viewer explains the
 #: selected agent every tick (a grounded PDDL task can have tens of thousands of actions).

@@ -13,7 +13,7 @@ Keys (``goap run --json``):
 * ``score``: the world's own measures (``world.score()``).
 * ``idle_ticks_by_reason``, ``idle_ticks_by_goal``, ``failed_searches_by_goal``, ``failed_actions_by_reason``
   (the world's ``fail_reason``, `goap.world.FAIL_REASONS`): from `IdleStats` (idle reasons in
-  `goap.explain.IDLE_REASONS`); ``idle_agents`` {reason: [agent, ...]} with ``--list-idle K``.
+  `goap.codes.IDLE_REASONS`); ``idle_agents`` {reason: [agent, ...]} with ``--list-idle K``.
 """
 
 from __future__ import annotations

@@ -600,3 +600,12 @@ def test_planners_agree_with_conditional_effects_cost_terms_and_types_together()
         assert np.array_equal(r.cost, f.cost, equal_nan=True) and (r.expanded == f.expanded).all(), seed
         solved += int((r.status == 0).sum())
     assert solved > 20
+
+
+def test_reset_and_spawn_clear_the_worlds_failure_reason():
+    brain = guard_brain(4)
+    reasons = np.array([0, 3, 2, 0], np.int32)
+    brain.assign("fail_reason", reasons)
+    brain.reset_agents([1])
+    brain.despawn([2])
+    assert list(h(brain.fail_reason)) == [0, 0, 0, 0]

@@ -64,3 +64,17 @@ def test_the_shared_collection_is_read_when_present(folder):
         pytest.skip("the shared task collection is not beside this checkout")
     tasks = [t for t in pddl_tasks(shared) if t[2].startswith(folder + "/")]
     assert tasks and all(dom.is_file() and not is_domain_file(prob) for dom, prob, _ in tasks)
+
+
+def test_optimal_costs_reads_both_forms_as_the_bench_does(tmp_path):
+    from goap.pddl import optimal_costs
+
+    root = tmp_path / "tasks"
+    shutil.copytree(FIXTURE, root)
+    (root / "optimal.json").write_text(json.dumps({"blocks-per-task/p01.pddl": 6, "blocks-per-task/p02": None}))
+    assert optimal_costs(root) == {"blocks-per-task/p01": 6.0, "blocks-per-task/p02": None}
+    (root / "optimal.json").write_text(json.dumps({"problems": {"blocks-per-task/p02": {"optimal_cost": 10}}}))
+    assert optimal_costs(root) == {"blocks-per-task/p02": 10.0}
+    (root / "optimal.json").write_text(json.dumps({"blocks-per-task/p01": -1}))
+    with pytest.raises(ValueError, match="entry 'blocks-per-task/p01'"):
+        optimal_costs(root)

@@ -313,13 +313,14 @@ def _run_selectors(args: argparse.Namespace) -> int:
         if path:
             files.check_writable(path)
     from goap.registry import load_world
+    from goap.world import default_plan_budget
 
     name = suite.split(":", 1)[1]
     domain = load_world(name).domain  # a clear error for an unknown world before anything runs
     planner = [n.strip() for n in str(args.planners).split(",") if n.strip()][-1]
     if planner not in PLANNERS:
         raise ValueError(f"unknown planner '{planner}' (known: {', '.join(sorted(PLANNERS))})")
-    budget = args.plan_budget or max(256, args.agents // 10)
+    budget = args.plan_budget or default_plan_budget(load_world(name), args.agents)
 
     def make_brain(scorer: Any) -> Any:
         world = load_world(name)

@@ -18,8 +18,6 @@ grounds its own PDDL task from the file texts it was sent, and nothing but the r
 from __future__ import annotations
 
 import fnmatch
-import json
-import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -141,6 +139,13 @@ def default_tasks_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "benchmarks" / "pddl"
 
 
+def read_optima(path: str | Path, tasks: list[str]) -> tuple[dict[str, float | None], list[str]]:
+    """`goap.pddl.read_optima` (the one reader of ``optimal.json``)."""
+    from goap.pddl import read_optima as read
+
+    return read(path, tasks)
+
+
 def pddl_suite(root: str | Path | None, domains: str | None = None, tasks: str | None = None,
                limits: Any = None) -> list[PddlRecipe]:
     """The recipes of a PDDL folder, filtered by domain names and task patterns (see ``goap bench --help``)."""
@@ -172,55 +177,6 @@ def pddl_suite(root: str | Path | None, domains: str | None = None, tasks: str |
             texts[dom] = _read(dom)
         out.append(PddlRecipe(name, str(dom), str(prob), texts[dom], _read(prob), optimum.get(name), limits))
     return out
-
-
-def read_optima(path: str | Path, tasks: list[str]) -> tuple[dict[str, float | None], list[str]]:
-    """The known optima of an ``optimal.json`` (none when the file is missing), and warnings about it.
-
-    Two forms are read, one key per task (``DOMAIN/TASK`` or ``DOMAIN/TASK.pddl``)::
-
-        {"blocks/task05.pddl": 10, "blocks/task06": null}
-        {"problems": {"blocks/task05.pddl": {"optimal_cost": 10, ...}}, "meta": {...}}
-
-    (entries of the second kind may also stand at the top level). ``null`` means unknown, as a missing entry
-    does; a bench table then says ``unknown`` rather than counting the task as not optimal. An entry that names
-    no task of the folder is a warning (a typo would otherwise leave that task's optimum unknown in silence).
-
-    Raises:
-        ValueError: the file is not JSON, or an optimum is not a number >= 0 (naming the file and the entry).
-    """
-    path = Path(path)
-    if not path.is_file():
-        return {}, []
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise ValueError(f"{path}: cannot read the optima: {e}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected an object of task -> optimal cost, got {type(data).__name__}")
-    entries = data["problems"] if isinstance(data.get("problems"), dict) else data
-    names = set(tasks)
-    out: dict[str, float | None] = {}
-    unmatched = []
-    for key, value in entries.items():
-        if key in ("meta", "problems") and isinstance(value, dict) and entries is data:
-            continue
-        cost = value.get("optimal_cost") if isinstance(value, dict) else value
-        if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost)
-                                 or cost < 0):
-            raise ValueError(f"{path}: entry '{key}': the optimal cost must be a number >= 0 or null, got {cost!r}")
-        name = key[:-5] if key.lower().endswith(".pddl") else key
-        if name not in names:
-            unmatched.append(key)
-            continue
-        out[name] = None if cost is None else float(cost)
-    warnings = []
-    if unmatched:
-        shown = ", ".join(f"'{k}'" for k in unmatched[:5]) + (f" and {len(unmatched) - 5} more" if len(unmatched) > 5
-                                                               else "")
-        warnings.append(f"{path}: {len(unmatched)} entr{'y' if len(unmatched) == 1 else 'ies'} match no task of "
-                        f"{path.parent} ({shown}); keys are DOMAIN/TASK or DOMAIN/TASK.pddl")
-    return out, warnings
 
 
 def _read(path: Path) -> str:

@@ -60,9 +60,10 @@ def run_cell(world: str, agents: int, budget: int | None, seed: int, ticks: int,
     from goap.bench.selectors import run_world
     from goap.registry import load_world
     from goap.runtime import Brain
+    from goap.world import default_plan_budget
 
     w = load_world(world)
-    plan_budget = budget or max(256, agents // 10)
+    plan_budget = budget or default_plan_budget(w, agents)
     brain = Brain(w.domain, agents, world=w, planner=planner, device=device, plan_budget=plan_budget, seed=seed)
     row = {"world": world, "agents": agents, "plan_budget": plan_budget, "seed": seed, "planner": planner}
     row.update(run_world(brain, ticks))

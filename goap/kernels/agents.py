@@ -54,6 +54,7 @@ def clear_mind(agents: Agents, i: int):
     agents.needs_plan[i] = False
     agents.replan_cause[i] = wp.int8(0)
     agents.waiting[i] = 0
+    agents.fail_reason[i] = 0
     for g in range(agents.cooldown_until.shape[1]):
         agents.cooldown_until[i, g] = wp.int64(0)
 

@@ -3,7 +3,7 @@ and one agent's place in the plan queue.
 
 None of these is a step of the brain's tick: ``goap run`` and the viewer launch `count_idle` after a tick, and
 `queue_position` runs when an explanation asks for it. Each writes into its own small arrays on the device; only
-those (a few ints) are read back. Reasons are the codes of `goap.explain.IDLE_REASONS`.
+those (a few ints) are read back. Reasons are the codes of `goap.codes.IDLE_REASONS`.
 
 An agent counts as idle in a tick exactly when the brain's ``idle`` counter counts it: alive, and no action ran
 for it (its ``action`` is -1 after the tick and it neither finished nor failed one). Its reason is read from its
@@ -17,7 +17,7 @@ from typing import Any
 
 import warp as wp
 
-from goap.explain import IDLE_REASONS
+from goap.codes import IDLE_REASONS
 from goap.kernels.agents import Agents
 from goap.kernels.codes import EV_ACTION_FAILED, EV_ACTION_FINISHED, EV_PLAN_FAILED
 

@@ -629,6 +629,7 @@ def reset_rows(
     agents.replan_cause[i] = wp.int8(0)
     agents.last_failure[i] = wp.int8(-1)
     agents.failed_goal[i] = -1
+    agents.fail_reason[i] = 0
 
 
 # --- device index lists: events, free rows, sensors' due agents ------------------------------------------------

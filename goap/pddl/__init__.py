@@ -35,6 +35,7 @@ its domain's default state is the initial state.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,7 +48,7 @@ from goap.pddl.reader import PddlError, parse_sexpr, read_file
 
 __all__ = [
     "GOAL_NAME", "SUPPORTED_REQUIREMENTS", "GroundingLimits", "PddlError", "PddlTask", "load_pddl", "optimal_costs",
-    "parse_sexpr", "parse_task", "pddl_tasks",
+    "read_optima", "parse_sexpr", "parse_task", "pddl_tasks",
 ]
 
 
@@ -180,21 +181,58 @@ def pddl_tasks(root: str | Path) -> list[tuple[Path, Path, str]]:
 
 
 def optimal_costs(root: str | Path) -> dict[str, float | None]:
-    """``{"blocks/task01": 6, ...}`` from ``root/optimal.json`` (None where unknown); empty if there is none."""
-    path = Path(root) / "optimal.json"
+    """``{"blocks/task01": 6, ...}`` from ``root/optimal.json`` (None where unknown); empty if there is none.
+    Both forms `read_optima` reads, for the tasks `pddl_tasks` finds under ``root``."""
+    return read_optima(Path(root) / "optimal.json", [name for _, _, name in pddl_tasks(root)])[0]
+
+
+def read_optima(path: str | Path, tasks: list[str]) -> tuple[dict[str, float | None], list[str]]:
+    """The known optima of an ``optimal.json`` (none when the file is missing), and warnings about it.
+
+    Two forms are read, one key per task (``DOMAIN/TASK`` or ``DOMAIN/TASK.pddl``)::
+
+        {"blocks/task05.pddl": 10, "blocks/task06": null}
+        {"problems": {"blocks/task05.pddl": {"optimal_cost": 10, ...}}, "meta": {...}}
+
+    (entries of the second kind may also stand at the top level). ``null`` means unknown, as a missing entry
+    does; a bench table then says ``unknown`` rather than counting the task as not optimal. An entry that names
+    no task of the folder is a warning (a typo would otherwise leave that task's optimum unknown in silence).
+
+    Raises:
+        ValueError: the file is not JSON, or an optimum is not a number >= 0 (naming the file and the entry).
+    """
+    path = Path(path)
     if not path.is_file():
-        return {}
+        return {}, []
     try:
         data = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise ValueError(f"cannot read {path}: {e}") from None
-    problems = data.get("problems", data) if isinstance(data, dict) else {}
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ValueError(f"{path}: cannot read the optima: {e}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected an object of task -> optimal cost, got {type(data).__name__}")
+    entries = data["problems"] if isinstance(data.get("problems"), dict) else data
+    names = set(tasks)
     out: dict[str, float | None] = {}
-    for key, info in problems.items():
-        if isinstance(info, dict) and key != "meta":
-            cost = info.get("optimal_cost")
-            out[key[:-5] if key.endswith(".pddl") else key] = None if cost is None else float(cost)
-    return out
+    unmatched = []
+    for key, value in entries.items():
+        if key in ("meta", "problems") and isinstance(value, dict) and entries is data:
+            continue
+        cost = value.get("optimal_cost") if isinstance(value, dict) else value
+        if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost)
+                                 or cost < 0):
+            raise ValueError(f"{path}: entry '{key}': the optimal cost must be a number >= 0 or null, got {cost!r}")
+        name = key[:-5] if key.lower().endswith(".pddl") else key
+        if name not in names:
+            unmatched.append(key)
+            continue
+        out[name] = None if cost is None else float(cost)
+    warnings = []
+    if unmatched:
+        shown = ", ".join(f"'{k}'" for k in unmatched[:5]) + (f" and {len(unmatched) - 5} more" if len(unmatched) > 5
+                                                               else "")
+        warnings.append(f"{path}: {len(unmatched)} entr{'y' if len(unmatched) == 1 else 'ies'} match no task of "
+                        f"{path.parent} ({shown}); keys are DOMAIN/TASK or DOMAIN/TASK.pddl")
+    return out, warnings
 
 
 def _task_name(problem: Path) -> str:
