@@ -144,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     results = [one_world(w.strip(), args) for w in args.worlds.split(",") if w.strip()]
     if args.json:
-        Path(args.json).write_text(json.dumps({"args": vars(args), "worlds": results}, indent=1, default=float))
+        from goap.files import write_atomic  # whole or not at all; a FIFO or device is written in place
+
+        write_atomic(args.json, json.dumps({"args": vars(args), "worlds": results}, indent=1, default=float) + "\n")
         print(f"wrote {args.json}")
     return 0
 
