@@ -504,11 +504,11 @@ class WarpAStarPlanner:
         queries per thread]``).
 
         Packing the kernel's thirteen arguments (the table structs hold dozens of arrays) is most of a small call's
-        cost; a recorded launch is replayed with only ``first``, the queries per thread and the thread count set. The recording itself is
-        `goap.launch.Launcher.recorded`'s (under its lock, recorded again when Warp has reloaded the module), keyed
-        by the inputs the entry was first made with, and asked once per call (Warp reloads a module only when one
-        is loaded, not in the middle of a call); a goal table or result struct of another identity only re-packs
-        that argument. Structs are passed by reference to their C image, so later field changes (``_assign``) show
+        cost; a recorded launch is replayed with only ``first``, the queries per thread and the thread count set.
+        The recording itself is `goap.launch.Launcher.recorded`'s (under its lock, recorded again when Warp has
+        reloaded the module), keyed by the inputs the entry was first made with, and asked once per call (Warp
+        reloads a module only when one is loaded, not in the middle of a call); a goal table or result struct of
+        another identity only re-packs that argument. Structs are passed by reference to their C image, so later field changes (``_assign``) show
         through. One entry per scratch set and row: two CPU workers never share one.
         """
         key = (id(qs), lv, id(sc), scratch_first)
