@@ -508,8 +508,9 @@ class WarpAStarPlanner:
         The recording itself is `goap.launch.Launcher.recorded`'s (under its lock, recorded again when Warp has
         reloaded the module), keyed by the inputs the entry was first made with, and asked once per call (Warp
         reloads a module only when one is loaded, not in the middle of a call); a goal table or result struct of
-        another identity only re-packs that argument. Structs are passed by reference to their C image, so later field changes (``_assign``) show
-        through. One entry per scratch set and row: two CPU workers never share one.
+        another identity only re-packs that argument. Structs are passed by reference to their C image, so later
+        field changes (``_assign``) show through. One entry per scratch set and row: two CPU workers never share
+        one.
         """
         key = (id(qs), lv, id(sc), scratch_first)
         entry = self._launches.get(key)
