@@ -974,14 +974,39 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                     break
                 expanded += 1
                 g_node = sc.node_g[t, node]
+                r_node = base + node
                 for a in range(dt.n_actions):
                     c = sc.act_cost[t, a]
                     if is_inf(c):
                         continue
-                    if not action_applicable(sc.node_state, base + node, dt.pre_mask, dt.pre_value, dt.pre_ints, a):
+                    # The precondition test and the effects of `goap.kernels.semantics` (action_applicable,
+                    # apply_action), written out here: this is the hottest loop, and a call passes its tables by
+                    # value (a few hundred bytes of array descriptors copied per action where not inlined).
+                    fits = bool(True)
+                    for w in range(W):
+                        if (sc.node_state[r_node, w] & dt.pre_mask[a, w]) != dt.pre_value[a, w]:
+                            fits = False
+                            break
+                    if not fits:
                         continue
-                    apply_action(sc.node_state, base + node, sc.node_state, spare, dt.eff_clear, dt.eff_set,
-                                 dt.eff_steps, a)
+                    for j in range(dt.pre_ints.start[a], dt.pre_ints.start[a + 1]):
+                        v = field_value(sc.node_state[r_node, dt.pre_ints.word[j]], dt.pre_ints.shift[j],
+                                        dt.pre_ints.mask[j])
+                        if not condition_holds(v, dt.pre_ints.op[j], dt.pre_ints.k[j]):
+                            fits = False
+                            break
+                    if not fits:
+                        continue
+                    for w in range(W):
+                        sc.node_state[spare, w] = (sc.node_state[r_node, w] & ~dt.eff_clear[a, w]) | dt.eff_set[a, w]
+                    for j in range(dt.eff_steps.start[a], dt.eff_steps.start[a + 1]):
+                        sw = dt.eff_steps.word[j]
+                        sh = wp.uint64(dt.eff_steps.shift[j])
+                        fm = dt.eff_steps.mask[j]
+                        word = sc.node_state[spare, sw]
+                        sv = wp.int64((word >> sh) & fm) + dt.eff_steps.delta[j]
+                        sv = wp.clamp(sv, wp.int64(0), wp.int64(dt.eff_steps.hi[j]))
+                        sc.node_state[spare, sw] = (word & ~(fm << sh)) | (wp.uint64(sv) << sh)
                     if dt.when.start[a + 1] > dt.when.start[a]:
                         apply_when(sc.node_state, base + node, sc.node_state, spare, dt.when, a)
                     if wp.static(TERMS):  # the exact cost in the state expanded (act_cost holds the least)
