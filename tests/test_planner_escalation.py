@@ -250,3 +250,33 @@ def test_device_batch_rows_written_in_place_with_a_device_count():
     for name in FIELDS:
         np.testing.assert_array_equal(getattr(got, name)[rows], getattr(expected, name)[rows], err_msg=name)
     assert (got.status[:20] == Status.NOT_PLANNED).all()
+
+
+@pytest.mark.parametrize("heuristic", ["hmax_depth2", "lmcut"])
+def test_escalated_searches_continue_where_the_smaller_pool_stopped(heuristic):
+    """A search that fills its pool is kept and the next level takes it up (no work redone); the results are those
+    of the reference, which starts over, and of a planner that keeps nothing: statuses, costs, plans, expansions
+    and levels. With too few slots for every such search, the rest start over, with the same results."""
+    domain, problems, costs, enabled = random_case(34, 30, 80)
+    ref = ReferencePlanner(domain, max_nodes=16, growth=4, node_ceiling=4096, heuristic=heuristic)
+    states = ref.tables.pack_states(problems.values)
+
+    def planner(carry_room: int | None) -> WarpAStarPlanner:
+        p = WarpAStarPlanner(ref.tables, max_nodes=16, growth=4, node_ceiling=4096, heuristic=heuristic,
+                             device=DEVICE)
+        if carry_room is not None:
+            p._carry_room = carry_room
+        return p
+
+    keeps, none = planner(None), planner(0)
+    few = planner(3 * keeps._carry_slot_bytes(0) * (keeps.n_levels - 1))  # three slots a level
+    for c, e in ((None, None), (costs, enabled)):
+        r = ref.plan(states, problems.goals, c, e)
+        assert (r.level >= 2).sum() >= 3, "some searches must climb two levels or more"
+        for p in (keeps, none, few):
+            assert_batches_equal(p.plan(states, problems.goals, c, e), r)
+        kept = keeps._taken.numpy().reshape(keeps.n_levels, -1).sum(axis=1)  # slots taken per level, all lanes
+        assert kept[0] >= (r.level >= 1).sum() - (r.status == Status.NO_PLAN).sum() and kept[1] > 0
+        assert not any(none._carry_slots) and none._taken.numpy().sum() == 0
+        wanted = few._taken.numpy().reshape(few.n_levels, -1).sum(axis=1)
+        assert few._carry_slots[0] == 3 and wanted[0] > 3  # more searches wanted a slot than there were
