@@ -61,6 +61,7 @@ from goap.kernels.semantics import (
     goal_satisfied,
     term_cost,
 )
+from goap.planners.base import RELAXED_CHECK_AFTER
 
 HEUR_HMAX = wp.constant(0)
 HEUR_HMAX_DEPTH2 = wp.constant(1)
@@ -68,6 +69,7 @@ HEUR_HMAX_DEPTH1 = wp.constant(2)
 HEUR_LMCUT = wp.constant(3)
 #: The heuristics' codes (``Search.heuristic``), by their names in `goap.planners.base.HEURISTICS`.
 HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3}
+RELAXED_AFTER = wp.constant(RELAXED_CHECK_AFTER)
 OUTSIDE = wp.constant(-2)  # cond_pos of a condition outside the goal's cone, act_left of an action outside or off
 
 
@@ -1017,6 +1019,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                 sc.node_pos[t, 0] = 0
             status = int(ST_NO_PLAN)
             goal_node = int(-1)
+            proved = int(0)  # 1: the goal proved relaxed-unreachable during the search
 
             # At most max_pops pops in all (those of the previous pool included), plus the step that finishes a
             # node's expansion cut short by the previous pool.
@@ -1041,6 +1044,10 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                         goal_node = node
                         break
                     expanded += 1
+                    if expanded == RELAXED_AFTER and s.level == 0 and cheap:  # see base.RELAXED_CHECK_AFTER
+                        if not relaxed_reachable(sc, t, base, row, q, dt, gt, g):
+                            proved = 1
+                            break
                 g_node = sc.node_g[t, node]
                 r_node = base + node
                 for a in range(first_action, dt.n_actions):
@@ -1130,7 +1137,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                         sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, pos, s.weight, s.greedy)
                 if status == ST_BUDGET:
                     break
-            if status == ST_NO_PLAN and heap_size > 0:
+            if status == ST_NO_PLAN and heap_size > 0 and proved == 0:
                 status = ST_BUDGET  # the pop limit: only reopening gets here (see goap.planners.base.POP_FACTOR)
 
             out.expanded[row] = expanded
