@@ -86,6 +86,7 @@ from goap.planners.base import (
     pool_levels,
     pop_limit,
 )
+from goap.planners.pdb import DEFAULT_PDB_STATES, ReferencePatterns, check_pdb_states
 
 
 class ReferencePlanner:
@@ -101,6 +102,8 @@ class ReferencePlanner:
         growth: pool growth per escalation level (1: no escalation).
         node_ceiling: the largest pool (default ``DEFAULT_NODE_CEILING``, at least ``max_nodes``).
         device: accepted for a common signature: this planner runs on the host.
+        pdb_states: with ``heuristic="pdb"``, the abstract states per goal, all its patterns together (see
+            `goap.planners.pdb`); each goal's tables are built on first use.
     """
 
     name = "reference"
@@ -116,12 +119,15 @@ class ReferencePlanner:
         growth: int = DEFAULT_GROWTH,
         node_ceiling: int | None = None,
         device: str | None = None,
+        pdb_states: int = DEFAULT_PDB_STATES,
     ):
         heuristic = heuristic_name(heuristic)
         check_options(max_nodes, max_plan_length, weight, heuristic, growth, node_ceiling)
         self.heuristic = heuristic
         self.tables = domain if isinstance(domain, DomainTables) else encode(domain)
         self.domain = self.tables.domain
+        self.pdb_states = check_pdb_states(pdb_states)
+        self.patterns = ReferencePatterns(self.domain, self.tables.min_cost, self.pdb_states)
         self.max_nodes = int(max_nodes)
         self.max_plan_length = int(max_plan_length)
         self.weight = float(weight)
@@ -432,6 +438,22 @@ class ReferencePlanner:
                         if left[a] == 0:
                             fire(a)
             return hc, hp
+
+        if self.heuristic == "pdb":
+            patterns = self.patterns
+            factor = patterns.factor(costs, enabled)
+            want = goal.want
+
+            def pdb(state: State) -> float:
+                unsat = sum(1 for j, c in enumerate(want) if not c.holds(state[goal_facts[j]]))
+                if not unsat:
+                    return 0.0
+                term = patterns.value(want, state, factor)
+                if math.isinf(term):
+                    return math.inf
+                return max(term, -(-unsat // most_fixed) * c_min)
+
+            return pdb
 
         n_cond = len(conditions)
         atom_key = [self._cond_id.get(c, n_cond + j) for j, c in enumerate(goal.want)]

@@ -68,6 +68,7 @@ from goap.planners.base import (
     pop_limit,
     relevance,
 )
+from goap.planners.pdb import DEFAULT_PDB_STATES, check_pdb_states, pattern_tables
 
 __all__ = [
     "SCRATCH_LAYOUTS", "WarpAStarPlanner", "WarpGreedyPlanner", "WarpWeightedAStarPlanner", "scratch_bytes_per_agent",
@@ -102,6 +103,8 @@ class WarpAStarPlanner:
         max_escalated_nodes: default per-call bound on escalated work (pool states summed over the escalated
             searches run); None: escalate until every search ends. `plan` takes it per call too.
         scratch_layout: one of `SCRATCH_LAYOUTS` ("per_thread": the GPU's layout on the CPU).
+        pdb_states: with ``heuristic="pdb"``, the abstract states per goal, all its patterns together (see
+            `goap.planners.pdb`); the tables are built on the device once per goal table.
     """
 
     name = "warp"
@@ -122,9 +125,11 @@ class WarpAStarPlanner:
         node_ceiling: int | None = None,
         max_escalated_nodes: int | None = None,
         scratch_layout: str = "auto",
+        pdb_states: int = DEFAULT_PDB_STATES,
     ):
         heuristic = heuristic_name(heuristic)
         check_options(max_nodes, max_plan_length, weight, heuristic, growth, node_ceiling)
+        self.pdb_states = check_pdb_states(pdb_states)
         if scratch_layout not in SCRATCH_LAYOUTS:
             raise ValueError(f"scratch_layout must be one of {', '.join(SCRATCH_LAYOUTS)}, got {scratch_layout!r}")
         wp = init_warp()
@@ -178,6 +183,7 @@ class WarpAStarPlanner:
         self._dt = to_device(self.tables, DomainStruct, dev)
         self._ct = to_device(self._conds, astar.ConditionTables, dev)
         self._goal_structs: dict[int, tuple[GoalTables, Any]] = {}
+        self._no_patterns: Any = None  # the pattern struct of every heuristic but pdb (never read)
         self._sets: list[Any] = []  # level-0 scratch sets (one per CPU worker), each of _set_rows rows
         self._set_rows = 0
         self._arena: Any = None  # the escalated levels' shared scratch (bytes), and views of it by (level, rows)
@@ -339,7 +345,7 @@ class WarpAStarPlanner:
                 capacity = max(0, min(capacity, int(count.numpy()[0])))
                 if capacity == 0:
                     return out
-        gt, rel = self._goal_struct(goal_table)
+        gt, rel, pt = self._goal_struct(goal_table)
         results, copy_back = self._results(out)
         if host:
             self._pending_view[0] = 0
@@ -347,7 +353,7 @@ class WarpAStarPlanner:
             self._pending.zero_()
 
         def launch(qs: Any, first: int, rows: int, lv: int, sc: Any, scratch_first: int) -> None:
-            entry = self._recorded(qs, lv, sc, scratch_first, gt, rel, results)
+            entry = self._recorded(qs, lv, sc, scratch_first, gt, rel, results, pt)
             cmd = entry[0]
             cmd.set_param_at_index_from_ctype(1, first)
             if entry[5] != rows:  # set_dim rebuilds the launch bounds: only when the thread count changes
@@ -478,9 +484,12 @@ class WarpAStarPlanner:
         return 1 if self._row_step == 0 else self._level_slots(lv, capacity, bound)
 
     # --- recorded launches -----------------------------------------------------------------------------------
-    def _recorded(self, qs: Any, lv: int, sc: Any, scratch_first: int, gt: Any, rel: Any, results: Any) -> list:
+    def _recorded(
+        self, qs: Any, lv: int, sc: Any, scratch_first: int, gt: Any, rel: Any, results: Any, pt: Any
+    ) -> list:
         """The search kernel's launch for this query struct, level, scratch set and scratch row, recorded once
-        (``[launch, its inputs as recorded, goal struct, relevance, results, thread count, call checked in]``).
+        (``[launch, its inputs as recorded, goal struct, relevance, results, thread count, call checked in,
+        pattern tables]``).
 
         Packing the kernel's twelve arguments (the table structs hold dozens of arrays) is most of a small call's
         cost; a recorded launch is replayed with only ``first`` and the thread count set. The recording itself is
@@ -496,16 +505,17 @@ class WarpAStarPlanner:
             if len(self._launches) >= 256:
                 self._launches.clear()
             inputs = [qs, 0, scratch_first, self._row_step, self._dt, gt, self._ct, rel, self._searches[lv], sc,
-                      results, self._pending]
-            entry = self._launches[key] = [None, inputs, gt, rel, results, 1, 0]
+                      results, self._pending, pt]
+            entry = self._launches[key] = [None, inputs, gt, rel, results, 1, 0, pt]
         if entry[6] != self._calls:
             entry[6] = self._calls
             cmd = self.launcher.recorded(self.kernel, entry[1])
             if cmd is not entry[0]:  # recorded just now: with the entry's first inputs, for one thread
                 inputs = entry[1]
                 entry[0], entry[2], entry[3], entry[4], entry[5] = cmd, inputs[5], inputs[7], inputs[10], 1
+                entry[7] = inputs[12]
         cmd = entry[0]
-        for index, slot, value in ((5, 2, gt), (7, 3, rel), (10, 4, results)):
+        for index, slot, value in ((5, 2, gt), (7, 3, rel), (10, 4, results), (12, 7, pt)):
             if entry[slot] is not value:
                 cmd.set_param_at_index(index, value)
                 entry[slot] = value
@@ -723,10 +733,49 @@ class WarpAStarPlanner:
 
         s = to_device(gt, GoalStruct, self.device)
         rel = to_device(relevance(self._conds, gt), self._k.Relevance, self.device)
+        pt = self._pattern_struct(gt)
         if len(self._goal_structs) > 64:
             self._goal_structs.clear()
-        self._goal_structs[id(gt)] = (gt, (s, rel))
-        return s, rel
+        self._goal_structs[id(gt)] = (gt, (s, rel, pt))
+        return s, rel, pt
+
+    def _pattern_struct(self, gt: GoalTables) -> Any:
+        """The pattern databases of goal table ``gt`` on the device (heuristic pdb), built there once: patterns
+        selected and projections flattened on the host (`goap.planners.pdb.pattern_tables`), the distances by
+        `goap.kernels.pdb`'s sweeps. Other heuristics get one struct of empty tables, never read."""
+        from goap.kernels import pdb as kp
+        from goap.kernels.semantics import to_device
+
+        wp, dev = self._wp, self.device
+        if self.heuristic != "pdb":
+            if self._no_patterns is None:
+                empty = pattern_tables(self.domain, (), self.tables.min_cost, self.pdb_states)
+                self._no_patterns = to_device(_WithDistances(empty), kp.PatternTables, dev)
+            return self._no_patterns
+        host = pattern_tables(self.domain, gt.goals, self.tables.min_cost, self.pdb_states)
+        pt = to_device(_WithDistances(host), kp.PatternTables, dev)
+        changed = wp.zeros(1, dtype=wp.int32, device=dev)
+        starts = host.dist_start
+        for p in range(host.n_patterns):
+            n = int(starts[p + 1] - starts[p])
+            wp.launch(kp.pdb_init, dim=n, inputs=[pt, p], device=dev)
+            for _sweep in range(n + 1):  # a shortest abstract path has fewer than n steps: n sweeps at most
+                changed.zero_()
+                wp.launch(kp.pdb_sweep, dim=n, inputs=[pt, p, changed], device=dev)
+                if int(changed.numpy()[0]) == 0:
+                    break
+        return pt
+
+
+class _WithDistances:
+    """A `goap.planners.pdb.PatternTables` with room for its distances (``dist``, filled on the device)."""
+
+    def __init__(self, host: Any):
+        self._host = host
+        self.dist = np.zeros(max(1, host.n_states), dtype=np.float64)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._host, name)
 
 
 def _spec_bytes(spec: tuple[str, tuple[int, ...], Any]) -> int:
