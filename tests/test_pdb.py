@@ -152,7 +152,7 @@ def test_admissible_and_optimal_against_brute_force(seed, pdb_states):
 
 # --- node for node ------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("seed", "n_facts", "words", "pdb_states"),
-                         [(51, 24, 1, 1 << 16), (52, 110, 3, 256), (54, 190, 5, 4096)])
+                         [(51, 24, 1, 1 << 16), (52, 110, 3, 256), (54, 190, 6, 4096)])
 def test_warp_matches_reference(seed, n_facts, words, pdb_states):
     domain = game_domain(seed, n_facts)
     n = 60
