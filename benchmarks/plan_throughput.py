@@ -14,8 +14,9 @@ Also reports the Warp planner's start-up: the first load of each kernel module i
 
 Further sections (``--sections``, comma separated; all by default):
 
-    heuristics  expansions and plans/s of each heuristic (lmcut, hmax, hmax_depth2, hmax_depth1) on the worlds
-                and random domains
+    heuristics  expansions (mean, per solved plan, against the plan length), plans/s and plans per CPU-second
+                of each heuristic (lmcut, hmax, hmax_depth2, hmax_depth1, pdb) on the worlds and random domains,
+                and the seconds a pdb planner takes to build its tables
     soldier     20,000 distinct soldier queries: plans per CPU-second of the Warp planner on 1 and 2 threads and
                 of a one-thread C bitfield A* (benchmarks/c_baseline/astar.c, built with the system ``cc``;
                 skipped with a message when there is none); the ratios
@@ -194,30 +195,41 @@ def _print(row: dict, ref_rate: float) -> None:
 
 # --- heuristics ----------------------------------------------------------------------------------------------
 def heuristics(args: argparse.Namespace) -> list[dict]:
-    """Expansions and plans/s of each heuristic, same problems, same planner otherwise."""
+    """Expansions, plan lengths, plans/s and plans per CPU-second of each heuristic, same problems, same planner
+    otherwise; for pdb also the seconds its tables take to build (with the planner)."""
     n = 1000 if args.quick else 5000
     rows = []
-    print(f"{'domain':12s} {'heuristic':11s} {'plans/s':>10s} {'exp mean':>9s} {'exp p99':>8s}  statuses")
+    print(f"{'domain':12s} {'heuristic':11s} {'plans/s':>10s} {'plans/CPU-s':>11s} {'exp mean':>9s} {'exp p99':>8s} "
+          f"{'exp/plan':>8s} {'length':>6s} {'build s':>7s}  statuses")
     for name, domain in domains([32, 64]):
         problems = random_problems(domain, n, seed=7, walk=8)
         base = ReferencePlanner(domain)
         states = base.tables.pack_states(problems.values)
         costs = None
         for h in HEURISTICS:
+            t0 = time.perf_counter()
             fast = WarpAStarPlanner(base.tables, device=args.device, heuristic=h)
+            build = time.perf_counter() - t0
             fast.plan(states[:64], problems.goals[:64])
-            seconds, batch = timed(lambda f=fast, s=states, g=problems.goals: f.plan(s, g), 1 if args.quick else 3)
+            cpu, seconds, batch = cpu_timed(lambda f=fast, s=states, g=problems.goals: f.plan(s, g),
+                                            1 if args.quick else 3)
             ok = batch.status == Status.OK
             if costs is None:
                 costs = batch.cost
             row = {"domain": name, "heuristic": h, "batch": n, "plans_per_second": round(n / seconds, 1),
+                   "plans_per_cpu_second": round(n / cpu, 1), "build_seconds": round(build, 3),
                    "expanded_mean": float(batch.expanded.mean()),
                    "expanded_p99": float(np.percentile(batch.expanded, 99)),
-                   "same_costs_as_hmax": bool(np.array_equal(batch.cost[ok], costs[ok])), "statuses": batch.counts()}
+                   "expanded_per_plan": float(batch.expanded[ok].mean()) if ok.any() else None,
+                   "plan_length_mean": float(batch.length[ok].mean()) if ok.any() else None,
+                   "same_costs_as_first": bool(np.array_equal(batch.cost[ok], costs[ok])),
+                   "statuses": batch.counts()}
             rows.append(row)
-            print(f"{name:12s} {h:11s} {row['plans_per_second']:>10,.0f} {row['expanded_mean']:>9.1f} "
-                  f"{row['expanded_p99']:>8.0f}  {' '.join(f'{k}={v}' for k, v in row['statuses'].items())}",
-                  flush=True)
+            per_plan = "-" if row["expanded_per_plan"] is None else f"{row['expanded_per_plan']:.2f}"
+            length = "-" if row["plan_length_mean"] is None else f"{row['plan_length_mean']:.2f}"
+            print(f"{name:12s} {h:11s} {row['plans_per_second']:>10,.0f} {row['plans_per_cpu_second']:>11,.0f} "
+                  f"{row['expanded_mean']:>9.1f} {row['expanded_p99']:>8.0f} {per_plan:>8s} {length:>6s} "
+                  f"{build:>7.2f}  {' '.join(f'{k}={v}' for k, v in row['statuses'].items())}", flush=True)
             fast.close()
     return rows
 

@@ -2,8 +2,10 @@
 
 The kernel follows `goap.planners.reference.ReferencePlanner.search` step for step (same heuristics, same float64
 sums, same (f, h, node) order on the open list, same pool checks), so both planners expand the same nodes and
-return the same statuses, costs and plans. The rules (goal test, precondition test, effects) are the ones of
-`goap.kernels.semantics`, applied to node rows: thread t's node n is row ``t * (pool + 1) + n`` of ``node_state``.
+return the same statuses, costs and plans. The ``pdb`` heuristic reads the pattern databases of the goal table
+(``pt``, built once by `goap.kernels.pdb`), scaled by a factor the per-search loop over actions computes. The
+rules (goal test, precondition test, effects) are the ones of `goap.kernels.semantics`, applied to node rows:
+thread t's node n is row ``t * (pool + 1) + n`` of ``node_state``.
 
 Costs: ``act_cost`` holds each action's least cost for the agent (its base, plus each cost term at its cheaper end,
 clamped at 0, times its type's scale; inf where disabled or not its type's): what every heuristic charges, so they
