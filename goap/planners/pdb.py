@@ -330,10 +330,10 @@ class ReferencePatterns:
         self.domain = domain
         self.min_cost = [float(c) for c in min_cost]
         self.pdb_states = check_pdb_states(pdb_states)
-        self._goals: dict[tuple[Condition, ...], list[tuple[list[int], list[int], list[int], np.ndarray]]] = {}
+        self._goals: dict[tuple[Condition, ...], list[tuple[list[int], list[int], list[int], list[int], Any]]] = {}
 
-    def tables(self, want: Sequence[Condition]) -> list[tuple[list[int], list[int], list[int], np.ndarray]]:
-        """Per pattern of the goal: (facts, their minimum, strides, distances)."""
+    def tables(self, want: Sequence[Condition]) -> list[tuple[list[int], list[int], list[int], list[int], Any]]:
+        """Per pattern of the goal: (facts, their minimum, their maximum, strides, distances)."""
         key = tuple(want)
         got = self._goals.get(key)
         if got is None:
