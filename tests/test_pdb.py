@@ -226,6 +226,36 @@ def test_perfect_where_every_cone_fits():
     np.testing.assert_array_equal(r.expanded[ok], r.length[ok])
 
 
+@pytest.mark.slow
+def test_soldier_perfect_where_the_cone_fits(worlds_dir):
+    """kill_enemy's cone (14 facts, 1,382,400 abstract states) fits pdb_states = 2**21: h is the optimal cost from
+    uniformly random soldier states, and A* expands exactly the plan's states."""
+    domain = load_domain(worlds_dir / "soldier" / "domain.toml")
+    goal = domain.goals[domain.goal_index("kill_enemy")]
+    whole = cone(domain, goal.want)
+    pdb_states = 1 << 21
+    assert pattern_size(domain, whole) <= pdb_states
+    assert select_patterns(domain, goal.want, pdb_states) == (tuple(whole),)
+    ref = ReferencePlanner(domain, heuristic="pdb", pdb_states=pdb_states)
+    rng = np.random.default_rng(9)
+    lo = np.array([f.min for f in domain.facts])
+    hi = np.array([f.max for f in domain.facts])
+    values = rng.integers(lo, hi + 1, size=(150, len(lo)))
+    costs = [a.cost for a in domain.actions]
+    h = ref.heuristic_function(goal)
+    reachable = 0
+    for row in values:
+        start = tuple(int(v) for v in row)
+        best = uniform_cost(domain, start, goal, costs, [True] * len(costs))
+        assert h(start) == best
+        reachable += not math.isinf(best) and best > 0
+    assert reachable >= 50
+    table = ref.tables.encode_goals([goal])
+    r = ref.plan(ref.tables.pack_states(values), np.zeros(len(values), np.int32), goal_table=table)
+    ok = r.status == Status.OK
+    np.testing.assert_array_equal(r.expanded[ok], r.length[ok])
+
+
 def test_soldier_admissible_against_uniform_cost(worlds_dir):
     """The soldier's cones (1.4M-2.8M abstract states) do not fit the default pdb_states: h stays a lower bound."""
     domain = load_domain(worlds_dir / "soldier" / "domain.toml")

@@ -240,15 +240,20 @@ def _apply(values: np.ndarray, effect: Any, lo: int, hi: int) -> np.ndarray:
 def distances(domain: Domain, pattern: Sequence[int], costs: Sequence[float], want: Sequence[Condition]) -> np.ndarray:
     """float64[n]: the abstract goal distance of every abstract state of ``pattern`` (inf: no abstract plan), with
     action costs ``costs`` (the domain's least costs), by Jacobi sweeps of the backward fixpoint over the explicit
-    abstract transitions (see the module docstring)."""
+    abstract transitions, made from the domain's own rules (`goap.domain.Condition`, `goap.domain.Effect`; see the
+    module docstring)."""
     n = pattern_size(domain, pattern)
     where = {f: j for j, f in enumerate(pattern)}
-    stride = np.array(strides(domain, pattern), dtype=np.int64)
-    lo = np.array([domain.facts[f].min for f in pattern], dtype=np.int64)
-    hi = np.array([domain.facts[f].max for f in pattern], dtype=np.int64)
-    index = np.arange(n, dtype=np.int64)
-    values = (index[:, None] // stride[None, :]) % (hi - lo + 1)[None, :] + lo[None, :]  # [n, k], decoded
+    stride = strides(domain, pattern)
+    lo = [domain.facts[f].min for f in pattern]
+    hi = [domain.facts[f].max for f in pattern]
+    # The decoded value of each pattern fact in every abstract state (mixed radix, the first fact fastest).
+    digits = np.unravel_index(np.arange(n, dtype=np.int64), [h - low + 1 for low, h in zip(lo, hi, strict=True)][::-1])
+    columns = [digits[len(pattern) - 1 - j].astype(np.int64) + lo[j] for j in range(len(pattern))]
     fi = domain.fact_index
+
+    def value(j: int) -> np.ndarray:
+        return columns[j]
 
     def conds_hold(conds: Sequence[Condition]) -> tuple[np.ndarray, bool]:
         """Rows where the pattern's part of ``conds`` holds, and whether some condition reads another fact."""
@@ -257,27 +262,32 @@ def distances(domain: Domain, pattern: Sequence[int], costs: Sequence[float], wa
         for c in conds:
             f = fi(c.fact)
             if f in where:
-                ok &= _holds(values[:, where[f]], c.op, c.value)
+                ok &= _holds(value(where[f]), c.op, c.value)
             else:
                 outside = True
         return ok, outside
 
+    def successor(rows: np.ndarray, changed: dict[int, np.ndarray]) -> np.ndarray:
+        dst = rows.copy()
+        for j, v in changed.items():
+            dst += (v - value(j)[rows]) * stride[j]
+        return dst
+
     goal_ok, _ = conds_hold(want)
-    src_parts, dst_parts, cost_parts = [], [], []
+    parts = []  # (sources, successors, cost): within one part each source appears once
     for a in relevant_actions(domain, pattern):
         action = domain.actions[a]
         ok, _ = conds_hold(action.pre)
         rows = np.flatnonzero(ok)
         if not len(rows):
             continue
-        before = values[rows]
-        after = before.copy()
+        after: dict[int, np.ndarray] = {}  # pattern fact -> its value after the unconditional effects
         for e in action.effects:
             f = fi(e.fact)
             if f in where:
                 j = where[f]
-                after[:, j] = _apply(after[:, j], e, int(lo[j]), int(hi[j]))
-        whens = []  # (rows where it may apply, rows where it must, its effects on the pattern)
+                after[j] = _apply(after.get(j, value(j)[rows]), e, lo[j], hi[j])
+        whens = []  # (rows where it may apply, rows where it must, its effects on the pattern, reads another fact)
         for w in action.when:
             effects = [e for e in w.effects if fi(e.fact) in where]
             if not effects:
@@ -288,35 +298,30 @@ def distances(domain: Domain, pattern: Sequence[int], costs: Sequence[float], wa
         undecided = [i for i, (_, _, _, outside) in enumerate(whens) if outside]
         for combo in range(1 << len(undecided)):
             valid = np.ones(len(rows), dtype=bool)
-            out = after.copy()
+            out = dict(after)
             for i, (may, must, effects, outside) in enumerate(whens):
                 if outside:
                     on = (combo >> undecided.index(i)) & 1
-                    valid &= may if on else np.ones(len(rows), dtype=bool)
-                    apply = np.full(len(rows), bool(on))
+                    if not on:
+                        continue
+                    valid &= may
+                    apply = np.ones(len(rows), dtype=bool)
                 else:
                     apply = must
                 for e in effects:
                     j = where[fi(e.fact)]
-                    out[:, j] = np.where(apply, _apply(out[:, j], e, int(lo[j]), int(hi[j])), out[:, j])
+                    cur = out.get(j, value(j)[rows])
+                    out[j] = np.where(apply, _apply(cur, e, lo[j], hi[j]), cur)
             keep = np.flatnonzero(valid)
-            src_parts.append(rows[keep])
-            dst_parts.append(((out[keep] - lo[None, :]) * stride[None, :]).sum(axis=1))
-            cost_parts.append(np.full(len(keep), float(costs[a])))
+            dst = successor(rows, out)[keep]
+            parts.append((rows[keep].astype(np.int32), dst.astype(np.int32), float(costs[a])))
+    columns.clear()
+    del digits
     d = np.where(goal_ok, 0.0, np.inf)
-    if not src_parts:
-        return d
-    src = np.concatenate(src_parts)
-    dst = np.concatenate(dst_parts)
-    cost = np.concatenate(cost_parts)
-    order = np.argsort(src, kind="stable")
-    src, dst, cost = src[order], dst[order], cost[order]
-    heads = np.flatnonzero(np.r_[True, src[1:] != src[:-1]])
-    owners = src[heads]
     for _sweep in range(n + 1):
-        best = np.minimum.reduceat(cost + d[dst], heads)
         new = d.copy()
-        new[owners] = np.minimum(d[owners], best)
+        for src, dst, c in parts:
+            new[src] = np.minimum(new[src], c + d[dst])
         if np.array_equal(new, d):
             break
         d = new
