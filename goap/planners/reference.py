@@ -32,6 +32,9 @@ The search, which the Warp planner follows step for step:
   - ``hmax_depth2`` (default): h_max truncated after two regression levels: a precondition p of an achiever,
     false in s, counts as the cheapest enabled achiever of p (instead of h(p)). Cheaper per node, weaker.
   - ``hmax_depth1``: h_max truncated after one level: the cheapest enabled achiever of each condition in U only.
+  - ``pdb``: pattern databases (`goap.planners.pdb`): the max over the goal's patterns of the exact abstract goal
+    distance of the state's projection, at the domain's least costs, times the agent's factor (min over actions
+    of positive least domain cost of the agent's least cost over it); inf at an abstract dead end.
   (``hmax2`` / ``hmax1``, their names before, are deprecated aliases: `goap.planners.base.RENAMED_HEURISTICS`.)
   and ceil(|U| / e) * c_min, where e is the most conditions of this goal a single action can make true and
   c_min the cheapest enabled action (each step fixes at most e conditions and costs at least c_min; c_min may
@@ -98,7 +101,7 @@ class ReferencePlanner:
         max_plan_length: the longest plan returned whole; longer optimal plans give TOO_LONG and a segment.
         weight: order the open list by g + weight * h (plans cost at most weight x optimal).
         greedy: order it by h alone.
-        heuristic: "hmax_depth2" (default), "lmcut", "hmax" or "hmax_depth1" (see the module docstring).
+        heuristic: "hmax_depth2" (default), "lmcut", "hmax", "hmax_depth1" or "pdb" (see the module docstring).
         growth: pool growth per escalation level (1: no escalation).
         node_ceiling: the largest pool (default ``DEFAULT_NODE_CEILING``, at least ``max_nodes``).
         device: accepted for a common signature: this planner runs on the host.
