@@ -310,3 +310,22 @@ def test_tables_over_the_byte_limit_are_refused_before_allocating():
         b.goal(f"g{g}", want={"n": (1 << 24) - 1 - g})
     with pytest.raises(ValueError, match="lower pdb_states"):
         WarpAStarPlanner(b.build(), heuristic="pdb", pdb_states=MAX_PDB_STATES, device=DEVICE)
+
+
+# --- in the runtime -----------------------------------------------------------------------------------------------
+def test_brain_with_pdb_captured_equals_plain():
+    """A Brain planning with pdb: the captured tick (the GPU's path) equals the plain one, tick for tick."""
+    from tests.test_capture import engine_world, pair
+    from tests.test_runtime import farm_domain
+
+    domain = farm_domain()
+
+    def make(capture):
+        from goap.runtime import Brain
+
+        return Brain(domain, 200, world=engine_world(domain), device="cpu", seed=3, plan_budget=40,
+                     planner_options={"heuristic": "pdb", "pdb_states": 1 << 10}, capture=capture)
+
+    plain, _ = pair(make, 30)
+    assert getattr(plain.planner, "inner", plain.planner).heuristic == "pdb"
+    assert plain.counters["plans_made"] > 0 and plain.counters["actions_done"] > 0
