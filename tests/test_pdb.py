@@ -30,7 +30,7 @@ from goap.planners.reference import ReferencePlanner
 from goap.planners.warp_astar import WarpAStarPlanner
 from tests.conftest import PDDL_DIR
 from tests.test_heuristics import uniform_cost
-from tests.test_types_costs import agent_rows, dijkstra, replay_cost, typed_problems
+from tests.test_types_costs import agent_rows, dijkstra, replay_cost, rule_cost, typed_problems
 
 DEVICE = os.environ.get("GOAP_TEST_DEVICE", "cpu")
 
@@ -70,6 +70,32 @@ def game_domain(seed: int, n_facts: int, **options) -> Domain:
     """A random domain with every feature: bools and ints, cost terms, agent types and conditional effects."""
     base = random_domain(seed, n_facts, int_fraction=0.4, cost_terms=0.4, n_types=2, **options)
     return with_whens(base, seed)
+
+
+def capped_optimum(domain, start, goal, base, scale, usable, limit=20_000):
+    """The optimal cost by uniform-cost search (state-dependent costs included), or None past ``limit`` states."""
+    import heapq
+
+    best = {start: 0.0}
+    heap = [(0.0, 0, start)]
+    tick = 0
+    while heap:
+        g, _, s = heapq.heappop(heap)
+        if g > best[s]:
+            continue
+        if domain.satisfies(s, goal.want):
+            return g
+        for a, action in enumerate(domain.actions):
+            if usable[a] and domain.is_applicable(s, action):
+                child = domain.apply(s, action)
+                g2 = g + rule_cost(domain, a, s, base[a], scale[a])
+                if g2 < best.get(child, math.inf):
+                    if len(best) >= limit:
+                        return None
+                    best[child] = g2
+                    tick += 1
+                    heapq.heappush(heap, (g2, tick, child))
+    return math.inf
 
 
 def assert_same(r, f):
@@ -171,6 +197,23 @@ def test_warp_matches_reference(seed, n_facts, words, pdb_states):
         levels |= set(r.level.tolist())
         seen |= set(r.status.tolist())
     assert Status.OK in seen and len(seen) >= 2, seen
+    # Admissible and optimal on these many-word states too (the queries brute force can settle).
+    checked = 0
+    for i in range(0, n, 4):
+        base, scale, usable = agent_rows(domain, i, costs, enabled, types)
+        start = tuple(int(v) for v in problems.values[i])
+        goal = domain.goals[problems.goals[i]]
+        best = capped_optimum(domain, start, goal, base, scale, usable, limit=4000)
+        if best is None:
+            continue
+        least, _ = ref.agent_costs(base, tuple(scale))
+        assert ref.heuristic_function(goal, least, usable)(start) <= best + 1e-9
+        if r.status[i] in (Status.OK, Status.SATISFIED):
+            assert float(r.cost[i]) == pytest.approx(best, rel=1e-12, abs=1e-12)
+        elif r.status[i] == Status.NO_PLAN:
+            assert math.isinf(best)
+        checked += 1
+    assert checked >= 5
 
 
 @pytest.mark.parametrize("world", ["soldier", "village"])
@@ -198,6 +241,36 @@ def test_ad_hoc_goal_table_gets_its_own_tables():
     idx = problems.goals % len(goals)
     states = ref.tables.pack_states(problems.values)
     assert_same(ref.plan(states, idx, goal_table=table), fast.plan(states, idx, goal_table=table))
+
+
+def test_per_agent_costs_scale_the_tables_by_the_least_ratio():
+    """Nothing is rebuilt per agent: h for costs c' is min over positive-cost actions of c'_a / c_a times the table
+    value; disabling the action of least ratio raises the factor to the next one."""
+    domain = random_domain(81, 12, int_fraction=0.4)
+    ref = ReferencePlanner(domain, heuristic="pdb", pdb_states=1 << 12)
+    problems = random_problems(domain, 40, seed=81)
+    base = [float(a.cost) for a in domain.actions]
+    A = len(base)
+    tripled = [3 * c for c in base]
+    cheap = list(tripled)
+    cheap[0] = base[0] / 2  # ratio 0.5 for action 0, 3 for the others
+    off = [a != 0 for a in range(A)]
+    positive = 0
+    for values, g in zip(problems.values, problems.goals, strict=True):
+        start = tuple(int(v) for v in values)
+        goal = domain.goals[g]
+        h1 = ref.heuristic_function(goal)(start)
+        assert ref.heuristic_function(goal, tripled, [True] * A)(start) == 3 * h1  # the step bound triples too
+        d = ref.patterns.value(goal.want, start, 1.0)
+        assert ref.patterns.value(goal.want, start, 0.5) == 0.5 * d
+        positive += 0 < h1 < math.inf
+    assert positive >= 10
+    patterns = ref.patterns
+    assert patterns.factor(base, [True] * A) == 1.0
+    assert patterns.factor(tripled, [True] * A) == 3.0
+    assert patterns.factor(cheap, [True] * A) == 0.5
+    assert patterns.factor(cheap, off) == 3.0  # the disabled action is left out of the min
+    assert patterns.factor(base, [False] * A) == math.inf
 
 
 # --- perfect where the cone fits ----------------------------------------------------------------------------------
