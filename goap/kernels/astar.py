@@ -51,7 +51,7 @@ import functools
 import warp as wp
 
 from goap.kernels.codes import ST_BUDGET, ST_NO_PLAN, ST_OK, ST_SATISFIED, ST_TOO_LONG
-from goap.kernels.pdb import PatternTables, pdb_value
+from goap.kernels.pdb import PatternLookup, pdb_value
 from goap.kernels.semantics import (
     CondList,
     DomainTables,
@@ -756,9 +756,9 @@ def unmet_goal_term(
 def pdb_heuristic(
     node_state: wp.array2d(dtype=wp.uint64), r: int, at: CondList, max_achieved: wp.array(dtype=wp.int32),
     lay_word: wp.array(dtype=wp.int32), lay_shift: wp.array(dtype=wp.int32), lay_mask: wp.array(dtype=wp.uint64),
-    goal_start: wp.array(dtype=wp.int32), fact_start: wp.array(dtype=wp.int32), fact: wp.array(dtype=wp.int32),
-    radix: wp.array(dtype=wp.int32), stride: wp.array(dtype=wp.int32), dist_start: wp.array(dtype=wp.int32),
-    dist: wp.array(dtype=wp.float64), g: int, factor: wp.float64, c_min: wp.float64,
+    goal_start: wp.array(dtype=wp.int32), pattern_rows: wp.array2d(dtype=wp.int32),
+    fact_rows: wp.array2d(dtype=wp.int32), dist: wp.array(dtype=wp.float64), g: int, factor: wp.float64,
+    c_min: wp.float64,
 ) -> wp.float64:
     """h of node row r for ``pdb``: the scaled pattern-database value (`goap.kernels.pdb.pdb_value`), maxed with
     the step-count bound; 0 when the goal holds, inf at a dead end."""
@@ -769,8 +769,8 @@ def pdb_heuristic(
             unsat += 1
     if unsat == 0:
         return wp.float64(0.0)
-    term = pdb_value(node_state, r, lay_word, lay_shift, lay_mask, goal_start, fact_start, fact, radix, stride,
-                     dist_start, dist, g, factor)
+    term = pdb_value(node_state, r, lay_word, lay_shift, lay_mask, goal_start, pattern_rows, fact_rows, dist, g,
+                     factor)
     if is_inf(term):
         return wp.float64(wp.inf)
     e = max_achieved[g]
@@ -873,7 +873,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
     def plan_astar(
         q: Query, first: int, scratch_first: int, row_step: int, dt: DomainTables, gt: GoalTables,
         ct: ConditionTables, rel: Relevance, s: Search, sc: Scratch, out: Results, pending: wp.array(dtype=wp.int32),
-        pt: PatternTables,
+        pt: PatternLookup,
     ):
         tid = wp.tid()
         i = first + tid
@@ -967,8 +967,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
         h0 = wp.float64(0.0)
         if s.heuristic == HEUR_PDB:
             h0 = pdb_heuristic(sc.node_state, base, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask,
-                               pt.goal_start, pt.fact_start, pt.fact, pt.radix, pt.stride, pt.dist_start, pt.dist, g,
-                               factor, c_min)
+                               pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min)
         elif cheap:
             h0 = unmet_goal_term(
                 sc.node_state, base, sc.act_cost, sc.act_h, sc.pre_cost, t, gt.atoms, gt.achievers,
@@ -1034,8 +1033,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                     if s.heuristic == HEUR_PDB:
                         h_child = pdb_heuristic(
                             sc.node_state, spare, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask,
-                            pt.goal_start, pt.fact_start, pt.fact, pt.radix, pt.stride, pt.dist_start, pt.dist, g,
-                            factor, c_min)
+                            pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min)
                     elif cheap:
                         h_child = unmet_goal_term(
                             sc.node_state, spare, sc.act_cost, sc.act_h, sc.pre_cost, t, gt.atoms, gt.achievers,

@@ -57,6 +57,19 @@ class PatternTables:
     gcond_k: wp.array(dtype=wp.int32)
 
 
+@wp.struct
+class PatternLookup:
+    """What a search reads of the pattern databases (`goap.planners.pdb.PatternTables`' names): goal g's patterns
+    ``goal_start[g]:goal_start[g + 1]``, per pattern p ``pattern_rows[p] = (fact_start, dist_start)``, per pattern
+    fact ``fact_rows[k] = (fact, radix, stride)``, and the distances. Few arrays: the CPU backend copies a kernel's
+    struct arguments for every thread, so the search kernel takes this, not the build's struct."""
+
+    goal_start: wp.array(dtype=wp.int32)
+    pattern_rows: wp.array2d(dtype=wp.int32)
+    fact_rows: wp.array2d(dtype=wp.int32)
+    dist: wp.array(dtype=wp.float64)
+
+
 @wp.func
 def digit_holds(s: int, pos: int, k0: int, radix: wp.array(dtype=wp.int32), stride: wp.array(dtype=wp.int32),
                 op: int, k: int) -> bool:
@@ -154,9 +167,8 @@ def pdb_sweep(pt: PatternTables, p: int, changed: wp.array(dtype=wp.int32)):
 def pdb_value(
     node_state: wp.array2d(dtype=wp.uint64), r: int, lay_word: wp.array(dtype=wp.int32),
     lay_shift: wp.array(dtype=wp.int32), lay_mask: wp.array(dtype=wp.uint64), goal_start: wp.array(dtype=wp.int32),
-    fact_start: wp.array(dtype=wp.int32), fact: wp.array(dtype=wp.int32), radix: wp.array(dtype=wp.int32),
-    stride: wp.array(dtype=wp.int32), dist_start: wp.array(dtype=wp.int32), dist: wp.array(dtype=wp.float64), g: int,
-    factor: wp.float64,
+    pattern_rows: wp.array2d(dtype=wp.int32), fact_rows: wp.array2d(dtype=wp.int32), dist: wp.array(dtype=wp.float64),
+    g: int, factor: wp.float64,
 ) -> wp.float64:
     """``factor * max_p d_p`` of node row r for goal g (`goap.planners.pdb.ReferencePatterns.value`): 0 where
     the max is 0, inf where it is inf; a pattern whose fact holds a value outside its range counts 0. Takes the
@@ -165,15 +177,15 @@ def pdb_value(
     for p in range(goal_start[g], goal_start[g + 1]):
         idx = int(0)
         ok = int(1)
-        for k in range(fact_start[p], fact_start[p + 1]):
-            f = fact[k]
+        for k in range(pattern_rows[p, 0], pattern_rows[p + 1, 0]):
+            f = fact_rows[k, 0]
             v = field_value(node_state[r, lay_word[f]], lay_shift[f], lay_mask[f])
-            if v >= wp.uint64(radix[k]):
+            if v >= wp.uint64(fact_rows[k, 1]):
                 ok = 0
             else:
-                idx += int(v) * stride[k]
+                idx += int(v) * fact_rows[k, 2]
         if ok != 0:
-            top = wp.max(top, dist[dist_start[p] + idx])
+            top = wp.max(top, dist[pattern_rows[p, 1] + idx])
     if top > wp.float64(1.0e300):
         return wp.float64(wp.inf)
     if top == wp.float64(0.0):

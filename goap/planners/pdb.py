@@ -434,6 +434,16 @@ class PatternTables:
         return len(self.fact_start) - 1
 
     @property
+    def pattern_rows(self) -> np.ndarray:
+        """int32[P + 1, 2]: per pattern (fact_start, dist_start), what a search reads (`goap.kernels.pdb`)."""
+        return np.stack([self.fact_start, self.dist_start], axis=1).astype(np.int32)
+
+    @property
+    def fact_rows(self) -> np.ndarray:
+        """int32[K, 3]: per pattern fact (fact, radix, stride)."""
+        return np.stack([self.fact, self.radix, self.stride], axis=1).astype(np.int32).reshape(-1, 3)
+
+    @property
     def n_states(self) -> int:
         return int(self.dist_start[-1])
 

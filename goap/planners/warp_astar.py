@@ -492,7 +492,7 @@ class WarpAStarPlanner:
         (``[launch, its inputs as recorded, goal struct, relevance, results, thread count, call checked in,
         pattern tables]``).
 
-        Packing the kernel's twelve arguments (the table structs hold dozens of arrays) is most of a small call's
+        Packing the kernel's thirteen arguments (the table structs hold dozens of arrays) is most of a small call's
         cost; a recorded launch is replayed with only ``first`` and the thread count set. The recording itself is
         `goap.launch.Launcher.recorded`'s (under its lock, recorded again when Warp has reloaded the module), keyed
         by the inputs the entry was first made with, and asked once per call (Warp reloads a module only when one
@@ -743,7 +743,8 @@ class WarpAStarPlanner:
     def _pattern_struct(self, gt: GoalTables) -> Any:
         """The pattern databases of goal table ``gt`` on the device (heuristic pdb), built there once: patterns
         selected and projections flattened on the host (`goap.planners.pdb.pattern_tables`), the distances by
-        `goap.kernels.pdb`'s sweeps. Other heuristics get one struct of empty tables, never read."""
+        `goap.kernels.pdb`'s sweeps. Returns what the search reads (`goap.kernels.pdb.PatternLookup`, over the
+        same distances); other heuristics get one lookup of empty tables, never read."""
         from goap.kernels import pdb as kp
         from goap.kernels.semantics import to_device
 
@@ -751,10 +752,12 @@ class WarpAStarPlanner:
         if self.heuristic != "pdb":
             if self._no_patterns is None:
                 empty = pattern_tables(self.domain, (), self.tables.min_cost, self.pdb_states)
-                self._no_patterns = to_device(_WithDistances(empty), kp.PatternTables, dev)
+                self._no_patterns = to_device(_WithDistances(empty), kp.PatternLookup, dev)
             return self._no_patterns
         host = pattern_tables(self.domain, gt.goals, self.tables.min_cost, self.pdb_states)
         pt = to_device(_WithDistances(host), kp.PatternTables, dev)
+        lookup = to_device(_WithDistances(host, 0), kp.PatternLookup, dev)
+        lookup.dist = pt.dist
         changed = wp.zeros(1, dtype=wp.int32, device=dev)
         starts = host.dist_start
         for p in range(host.n_patterns):
@@ -765,15 +768,15 @@ class WarpAStarPlanner:
                 wp.launch(kp.pdb_sweep, dim=n, inputs=[pt, p, changed], device=dev)
                 if int(changed.numpy()[0]) == 0:
                     break
-        return pt
+        return lookup
 
 
 class _WithDistances:
     """A `goap.planners.pdb.PatternTables` with room for its distances (``dist``, filled on the device)."""
 
-    def __init__(self, host: Any):
+    def __init__(self, host: Any, n: int | None = None):
         self._host = host
-        self.dist = np.zeros(max(1, host.n_states), dtype=np.float64)
+        self.dist = np.zeros(max(1, host.n_states if n is None else n), dtype=np.float64)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._host, name)
