@@ -31,6 +31,11 @@ Further sections (``--sections``, comma separated; all by default):
                 term on its moves (wounded soldiers walk slower), with two agent types, and with both; plans per
                 CPU-second (one thread, hmax_depth2) on the same distinct queries, and agreement with the
                 reference on a sample
+    versus_c    the game-speed targets against the C A*: per CPU-second (one thread each, default options) on
+                20,000 and 100,000 distinct soldier and random-16 queries, deep village queries (two goals at
+                once, optimal cost >= 20) and random-64 queries (--deep-queries each), counting the C
+                planner's failures and on the queries it solves; one call of 54 soldier queries (us a plan);
+                mean expansions against the mean plan length
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ from goap.planners.base import HEURISTICS, PDDL_HEURISTIC, PlanBatch, Status  # 
 from goap.planners.reference import ReferencePlanner  # noqa: E402
 from goap.planners.warp_astar import WarpAStarPlanner  # noqa: E402
 
-SECTIONS = ("throughput", "heuristics", "soldier", "overhead", "optimal", "pddl", "costs", "pdb")
+SECTIONS = ("throughput", "heuristics", "soldier", "overhead", "optimal", "pddl", "costs", "versus_c", "pdb")
 
 
 def domains(facts: list[int]) -> list[tuple[str, object]]:
@@ -106,9 +111,12 @@ def main() -> None:
     ap.add_argument("--max-nodes", type=int, default=1024)
     ap.add_argument("--quick", action="store_true", help="batches of 1,000 only, one repeat")
     ap.add_argument("--no-startup", action="store_true", help="skip the cold/cached start-up measurement")
-    ap.add_argument("--sections", default=",".join(s for s in SECTIONS if s not in ("pddl", "costs")),
+    slow = ("pddl", "costs", "versus_c", "pdb")
+    ap.add_argument("--sections", default=",".join(s for s in SECTIONS if s not in slow),
                     help=f"comma-separated sections to run, of: {', '.join(SECTIONS)}")
     ap.add_argument("--queries", type=int, default=20_000, help="distinct soldier queries (section soldier)")
+    ap.add_argument("--deep-queries", type=int, default=2000,
+                    help="distinct village-deep and random-64 queries (section versus_c)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/results/plan_throughput.json"))
     args = ap.parse_args()
     sections = [x.strip() for x in args.sections.split(",") if x.strip()]
@@ -264,8 +272,9 @@ COND = np.dtype([("word", "<i4"), ("shift", "<i4"), ("mask", "<u8"), ("op", "<i4
 STEP = np.dtype([("word", "<i4"), ("shift", "<i4"), ("mask", "<u8"), ("delta", "<i8"), ("hi", "<u8")])
 
 
-def write_c_input(path: Path, tables, states: np.ndarray, goals: np.ndarray, max_nodes: int) -> None:
-    """The binary input of benchmarks/c_baseline/astar.c: the encoded tables, then the queries."""
+def write_c_input(path: Path, tables, states: np.ndarray, goals: np.ndarray, max_nodes: int, goal_table=None) -> None:
+    """The binary input of benchmarks/c_baseline/astar.c: the encoded tables (and goal table: the domain's by
+    default), then the queries."""
     def conds(c) -> np.ndarray:
         out = np.zeros(len(c.word), dtype=COND)
         out["word"], out["shift"], out["mask"], out["op"], out["k"] = c.word, c.shift, c.mask, c.op, c.k
@@ -275,7 +284,7 @@ def write_c_input(path: Path, tables, states: np.ndarray, goals: np.ndarray, max
     steps = np.zeros(len(st.word), dtype=STEP)
     for field in ("word", "shift", "mask", "delta", "hi"):
         steps[field] = getattr(st, field)
-    gt = tables.goals
+    gt = tables.goals if goal_table is None else goal_table
     parts = [
         np.array([tables.n_words, tables.n_actions, gt.n_goals, len(states), max_nodes], dtype="<i4"),
         tables.pre_mask, tables.pre_value, tables.eff_set, tables.eff_clear, tables.cost.astype("<f8"),
@@ -398,6 +407,161 @@ def pdb_sizes(args: argparse.Namespace) -> list[dict]:
                   f"{row['plan_length_mean']:>6.2f} {row['plans_per_cpu_second']:>11,.0f}", flush=True)
             fast.close()
     return rows
+
+
+# --- versus_c: the game-speed targets, every set against the C A* in one run ---------------------------------
+#: Village queries whose optimal plans are long: a conjunction of two of the world's goals from a state a random
+#: walk (0-10 steps) away from the default one, kept when the optimal cost is at least this (about a third of
+#: them; plans of 8-14 steps, a few thousand expansions each with hmax_depth2).
+VILLAGE_DEEP_COST = 20.0
+C_MAX_NODES = 1 << 16  # the C planner's node lists (it fails a query that outgrows them)
+
+
+def village_deep_queries(n: int, seed: int = 5):
+    """(tables, goal table, packed states, goal indices) of ``n`` distinct deep village queries."""
+    import itertools
+
+    from goap.domain import Goal
+    from goap.encoding import encode
+
+    domain = load_domain(ROOT / "worlds/village/domain.toml")
+    tables = encode(domain)
+    pairs = [Goal("+".join(g.name for g in combo), tuple(c for g in combo for c in g.want))
+             for combo in itertools.combinations(domain.goals, 2)]
+    goal_table = tables.encode_goals(pairs)
+    finder = WarpAStarPlanner(tables, device="cpu")
+    rng = np.random.default_rng(seed)
+    seen: set = set()
+    states, goals = [], []
+    rnd = 0
+    while len(states) < n and rnd < 50:
+        cand = random_problems(domain, 4 * n, seed=seed + 1000 * rnd, walk=10)
+        packed = tables.pack_states(cand.values)
+        gi = rng.integers(0, len(pairs), size=len(packed)).astype(np.int32)
+        keys = [(row.tobytes(), int(g)) for row, g in zip(packed, gi, strict=True)]
+        fresh = [i for i, k in enumerate(keys) if k not in seen]
+        seen.update(keys[i] for i in fresh)
+        b = finder.plan(packed[fresh], gi[fresh], goal_table=goal_table)
+        for j in np.flatnonzero((b.status == Status.OK) & (b.cost >= VILLAGE_DEEP_COST)):
+            if len(states) < n:
+                states.append(packed[fresh[j]])
+                goals.append(gi[fresh[j]])
+        rnd += 1
+    finder.close()
+    return tables, goal_table, np.array(states, dtype=np.uint64), np.array(goals, dtype=np.int32)
+
+
+def versus_c_sets(args: argparse.Namespace) -> list[tuple[str, object, object, np.ndarray, np.ndarray]]:
+    """The sets of the game-speed targets: (name, tables, goal table or None, states, goals)."""
+    from goap.encoding import encode
+
+    sizes = [2000] if args.quick else [20_000, 100_000]
+    out = []
+    for name, domain in (("soldier", load_domain(ROOT / "worlds/soldier/domain.toml")),
+                         ("random-16", random_domain(seed=16, n_facts=16))):
+        tables = encode(domain)
+        for n in sizes:
+            values, goals = distinct_queries(domain, n, seed=11)
+            out.append((f"{name} {n:,}", tables, None, tables.pack_states(values), goals))
+    tables, gt, states, goals = village_deep_queries(500 if args.quick else args.deep_queries)
+    out.append((f"village deep {len(states):,}", tables, gt, states, goals))
+    domain = random_domain(seed=64, n_facts=64)
+    tables = encode(domain)
+    values, goals = distinct_queries(domain, 2000 if args.quick else args.deep_queries, seed=11)
+    out.append((f"random-64 {len(values):,}", tables, None, tables.pack_states(values), goals))
+    return out
+
+
+def run_c(exe: Path, tables, goal_table, states: np.ndarray, goals: np.ndarray, repeats: int) -> dict:
+    """The C planner's median run (by CPU seconds) on these queries, with its per-query costs (nan: not found)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path, costs_path = Path(tmp) / "queries.bin", Path(tmp) / "costs.bin"
+        write_c_input(path, tables, states, goals, max_nodes=C_MAX_NODES, goal_table=goal_table)
+        runs = []
+        for _ in range(repeats):
+            r = subprocess.run([str(exe), str(path), str(costs_path)], capture_output=True, text=True, check=True)
+            runs.append(json.loads(r.stdout))
+        costs = np.fromfile(costs_path, dtype="<f8")
+    c = sorted(runs, key=lambda x: x["cpu_seconds"])[len(runs) // 2]
+    c["costs"] = np.where(costs < 0, np.nan, costs)
+    return c
+
+
+def versus_c(args: argparse.Namespace) -> dict:
+    """Warp (one thread, default options) against the one-thread C A*, per CPU-second, on every set of the
+    game-speed targets; the small-batch cost; expansions against plan length."""
+    exe = build_c_baseline()
+    repeats = 1 if args.quick else args.repeats
+    out: dict = {"c_max_nodes": C_MAX_NODES, "village_deep_cost": VILLAGE_DEEP_COST, "sets": []}
+    print(f"{'set':22s} {'warp/CPU-s':>11s} {'C/CPU-s':>10s} {'ratio':>6s} {'C fails':>8s} {'ratio on C-solved':>18s} "
+          f"{'warp exp':>9s} {'C exp':>8s} {'length':>7s}")
+    for name, tables, gt, states, goals in versus_c_sets(args):
+        n = len(states)
+        fast = WarpAStarPlanner(tables, device="cpu", threads=1)
+        fast.plan(states[:256], goals[:256], goal_table=gt)
+        cpu, wall, batch = cpu_timed(lambda f=fast, s=states, g=goals, t=gt: f.plan(s, g, goal_table=t), repeats)
+        ok = batch.status == Status.OK
+        row = {"set": name, "queries": n, "warp_cpu_seconds": cpu, "warp_plans_per_cpu_second": n / cpu,
+               "warp_statuses": batch.counts(), "warp_expanded_mean": float(batch.expanded.mean()),
+               "warp_expanded_mean_ok": float(batch.expanded[ok].mean()) if ok.any() else 0.0,
+               "plan_length_mean_ok": float(batch.length[ok].mean()) if ok.any() else 0.0}
+        if exe is not None:
+            c = run_c(exe, tables, gt, states, goals, repeats)
+            solved = np.isfinite(c.pop("costs"))
+            found = np.isfinite(batch.cost)
+            row.update({"c_cpu_seconds": c["cpu_seconds"], "c_plans_per_cpu_second": n / c["cpu_seconds"],
+                        "c_solved": int(solved.sum()), "c_failed": int(n - solved.sum()),
+                        "c_expanded_mean": c["expanded"] / n,
+                        "warp_solves_all_c_solves": bool(found[solved].all())})
+            row["ratio"] = row["warp_plans_per_cpu_second"] / row["c_plans_per_cpu_second"]
+            if row["c_failed"]:  # both again on the queries C solves
+                sub = np.flatnonzero(solved)
+                s2, g2 = states[sub], goals[sub]
+                cpu2, _, _ = cpu_timed(lambda f=fast, s=s2, g=g2, t=gt: f.plan(s, g, goal_table=t), repeats)
+                c2 = run_c(exe, tables, gt, s2, g2, repeats)
+                row["ratio_on_c_solved"] = (len(sub) / cpu2) / (len(sub) / c2["cpu_seconds"])
+            else:
+                row["ratio_on_c_solved"] = row["ratio"]
+        fast.close()
+        out["sets"].append(row)
+        print(f"{name:22s} {row['warp_plans_per_cpu_second']:>11,.0f} {row.get('c_plans_per_cpu_second', 0):>10,.0f} "
+              f"{row.get('ratio', 0):>5.2f}x {row.get('c_failed', 0):>8,d} {row.get('ratio_on_c_solved', 0):>17.2f}x "
+              f"{row['warp_expanded_mean']:>9.1f} {row.get('c_expanded_mean', 0):>8.1f} "
+              f"{row['plan_length_mean_ok']:>7.2f}", flush=True)
+    out["small_batch"] = small_batch(args, exe)
+    return out
+
+
+def small_batch(args: argparse.Namespace, exe: Path | None, n: int = 54) -> dict:
+    """One call with ``n`` distinct soldier queries: microseconds a plan (median warm call, wall) for Warp on one
+    thread and on the default threads, and for C (CPU seconds over the queries repeated, per plan)."""
+    from goap.encoding import encode
+
+    domain = load_domain(ROOT / "worlds/soldier/domain.toml")
+    tables = encode(domain)
+    values, goals = distinct_queries(domain, n, seed=3)
+    states = tables.pack_states(values)
+    calls = 200 if args.quick else 1000
+    res: dict = {"queries": n}
+    for threads in (1, None):
+        fast = WarpAStarPlanner(tables, device="cpu", threads=threads)
+        out = fast.plan(states, goals)
+        for _ in range(20):
+            fast.plan(states, goals, out=out)
+        times = []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            fast.plan(states, goals, out=out)
+            times.append(time.perf_counter() - t0)
+        res[f"warp_us_per_plan_{fast.threads}t"] = statistics.median(times) / n * 1e6
+        fast.close()
+    if exe is not None:
+        reps = 2000 if not args.quick else 200
+        c = run_c(exe, tables, None, np.tile(states, (reps, 1)), np.tile(goals, reps), 1 if args.quick else 3)
+        res["c_us_per_plan"] = c["cpu_seconds"] / (n * reps) * 1e6
+    print(f"one call of {n} soldier queries: "
+          + ", ".join(f"{k.replace('_us_per_plan', '')} {v:.2f} us a plan" for k, v in res.items() if k != "queries"))
+    return res
 
 
 # --- per-call overhead ---------------------------------------------------------------------------------------
@@ -582,7 +746,7 @@ def costs(args: argparse.Namespace) -> dict:
 
 
 SECTION_FUNCS = {"throughput": throughput, "heuristics": heuristics, "soldier": soldier, "overhead": overhead,
-                 "optimal": optimal, "pddl": pddl, "costs": costs, "pdb": pdb_sizes}
+                 "optimal": optimal, "pddl": pddl, "costs": costs, "versus_c": versus_c, "pdb": pdb_sizes}
 
 
 if __name__ == "__main__":

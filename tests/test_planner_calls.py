@@ -83,6 +83,64 @@ def test_shared_scratch_rows_give_the_same_results_for_any_chunking(case, thread
             min(fast.threads, len(states)) * fast.bytes_per_agent(p) for p in fast.pools[1:])
 
 
+@pytest.mark.parametrize("chunk_size", [3, 512])
+def test_one_thread_looping_over_a_span_equals_one_query_a_thread(case, chunk_size):
+    """A CPU launch over shared scratch runs a span of queries in one thread (the arguments copied once); with a
+    row per thread each query is a thread of its own. Same statuses, costs, plans, expansions and levels, first
+    pool and escalated, with and without per-agent costs, and on states of several words."""
+    domain, ref, states, goals, costs = case
+    spans = WarpAStarPlanner(ref.tables, max_nodes=64, node_ceiling=512, device=DEVICE, threads=2,
+                             chunk_size=chunk_size)
+    single = WarpAStarPlanner(ref.tables, max_nodes=64, node_ceiling=512, device=DEVICE, threads=2,
+                              chunk_size=chunk_size, scratch_layout="per_thread")
+    assert spans._row_step == 0 and single._row_step == 1
+    for c in (None, costs):
+        a, b = spans.plan(states, goals, c), single.plan(states, goals, c)
+        assert_equal(a, b)
+        assert (a.level > 0).any() and (a.status == Status.SATISFIED).any() and (a.status == Status.OK).any()
+    wide = random_domain(23, 150, int_fraction=0.3)
+    problems = random_problems(wide, 40, seed=23)
+    wide_ref = ReferencePlanner(wide, max_nodes=64, node_ceiling=512)
+    wide_states = wide_ref.tables.pack_states(problems.values)
+    assert wide_ref.tables.n_words > 1
+    a = WarpAStarPlanner(wide_ref.tables, max_nodes=64, node_ceiling=512, device=DEVICE, chunk_size=chunk_size)
+    b = WarpAStarPlanner(wide_ref.tables, max_nodes=64, node_ceiling=512, device=DEVICE, chunk_size=chunk_size,
+                         scratch_layout="per_thread")
+    assert_equal(a.plan(wide_states, problems.goals), b.plan(wide_states, problems.goals))
+
+
+def test_span_sizes_follow_the_cost_of_a_search():
+    """A call of a few dozen easy queries runs as one span on the calling thread (a hand-off costs more than the
+    work), while the same number of expensive searches is shared out; results are the same either way."""
+    from goap.planners import warp_astar
+
+    domain = random_domain(21, 40, int_fraction=0.3)
+    problems = random_problems(domain, 54, seed=3)
+    fast = WarpAStarPlanner(domain, device=DEVICE, threads=2)
+    states = fast.tables.pack_states(problems.values)
+    spans: list[int] = []
+    first = fast._first_wave
+
+    def spy(run_span, rows, host):
+        def counted(first_row, n, sc, sf):
+            spans.append(n)
+            run_span(first_row, n, sc, sf)
+        first(counted, rows, host)
+
+    fast._first_wave = spy
+    before = fields(fast.plan(states, problems.goals))  # no estimate yet: the default spans
+    assert len(spans) > 1 and fast._search_seconds is not None
+    fast._search_seconds = warp_astar.SPAN_SECONDS / 1000  # cheap searches: one span
+    spans.clear()
+    for x, y in zip(fields(fast.plan(states, problems.goals)), before, strict=True):
+        np.testing.assert_array_equal(x, y)
+    assert spans == [len(states)]
+    fast._search_seconds = warp_astar.SPAN_SECONDS  # each search worth a span: spread over the workers
+    spans.clear()
+    fast.plan(states, problems.goals)
+    assert len(spans) > 1
+
+
 def test_count_limits_the_rows_planned_and_leaves_the_others_untouched(case):
     import warp as wp
 

@@ -4,7 +4,9 @@
  *
  * It reads the encoded tables of one domain and a batch of queries from a binary file written by
  * benchmarks/plan_throughput.py (see write_c_input there), plans every query, and prints one line of JSON:
- * the plans found, the CPU seconds of the search loop alone, and a checksum of the plan costs.
+ * the plans found, the CPU seconds of the search loop alone, and a checksum of the plan costs. With a second
+ * argument it also writes each query's plan cost there (float64, -1 where it found none), so that a caller can
+ * time another planner on exactly the queries this one solves.
  *
  * Search: a binary heap ordered by (f, h, node), open addressing on the full state, the goal test when a node is
  * popped, stale heap entries skipped. Heuristic h = ceil(unmet goal conditions / e) * c_min (admissible:
@@ -192,7 +194,7 @@ done:
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: astar INPUT\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: astar INPUT [COSTS_OUT]\n"); return 2; }
     FILE *f = fopen(argv[1], "rb");
     if (!f) { perror(argv[1]); return 2; }
     W = read_i32(f); A = read_i32(f); G = read_i32(f); N = read_i32(f); MAXN = read_i32(f);
@@ -223,13 +225,20 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
     long solved = 0, expanded_total = 0;
     double checksum = 0;
+    double *costs = malloc(8 * (size_t)(N ? N : 1));
     for (int i = 0; i < N; i++) {
         long e;
         double c = search(q_states + (size_t)i * W, q_goals[i], &e);
         expanded_total += e;
+        costs[i] = c;
         if (c >= 0) { solved++; checksum += c; }
     }
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+    if (argc > 2) {
+        FILE *o = fopen(argv[2], "wb");
+        if (!o || fwrite(costs, 8, (size_t)N, o) != (size_t)N) { perror(argv[2]); return 2; }
+        fclose(o);
+    }
     double cpu = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
     printf("{\"queries\": %d, \"solved\": %ld, \"cpu_seconds\": %.6f, \"expanded\": %ld, \"cost_sum\": %.17g}\n",
            N, solved, cpu, expanded_total, checksum);

@@ -871,262 +871,293 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
 
     @wp.kernel(enable_backward=False, module="unique")
     def plan_astar(
-        q: Query, first: int, scratch_first: int, row_step: int, dt: DomainTables, gt: GoalTables,
+        q: Query, first: int, per_thread: int, scratch_first: int, row_step: int, dt: DomainTables, gt: GoalTables,
         ct: ConditionTables, rel: Relevance, s: Search, sc: Scratch, out: Results, pending: wp.array(dtype=wp.int32),
         pt: PatternLookup,
     ):
         tid = wp.tid()
-        i = first + tid
-        if i >= q.count[0]:
-            return
-        row = i
-        if q.use_ids != 0:
-            row = q.ids[i]
-        # This thread's scratch row: its own on a GPU (row_step 1); on the CPU, where a launch runs its threads one
-        # after another, every thread of the launch reuses one row (row_step 0), which stays in cache.
-        t = scratch_first + tid * row_step
-        M = s.pool
-        base = t * (M + 1)
-        spare = base + M  # where successors are built
-        if s.level > 0 and (row_step != 0 or tid == 0):
-            # Escalated levels share one arena of scratch (see WarpAStarPlanner._level_scratch), so a row's hash
-            # table may hold another level's data: emptied by the first search of the row in this launch (later
-            # ones find it empty, as every search leaves it).
-            for k in range(s.hash_mask + 1):
-                sc.table[t, k] = -1
-        L = out.actions.shape[1]
-        if s.entry != 0 or s.level > 0:
-            for k in range(L):
-                out.actions[row, k] = -1
-            out.length[row] = 0
-            out.expanded[row] = 0
-            out.cost[row] = wp.float64(wp.nan)
-        if s.entry != 0:
-            lv = wp.clamp(int(out.level[row]), 0, s.last_level + 1)
-            if lv > s.level:
-                out.level[row] = wp.int8(lv)
-                out.status[row] = wp.int8(ST_BUDGET)
-                if lv <= s.last_level:
-                    wp.atomic_add(pending, 0, 1)  # searched by a later wave of this call (or a later call)
-                return  # (past the last level: every pool was tried; final)
-        out.level[row] = wp.int8(s.level)
-        g = q.goals[row]
+        # Queries first + tid * per_thread + k, k < per_thread: on the CPU one thread takes a whole span of queries
+        # (per_thread = the span, one thread per launch), so the kernel's arguments (a few dozen KB of table
+        # structs, copied for every thread by the CPU backend) are copied once a span, not once a query; on a GPU
+        # per_thread is 1, one query per thread.
+        for k_query in range(per_thread):
+            i = first + tid * per_thread + k_query
+            if i >= q.count[0]:
+                break
+            row = i
+            if q.use_ids != 0:
+                row = q.ids[i]
+            # This thread's scratch row: its own on a GPU (row_step 1); on the CPU, where a launch runs its threads
+            # one after another, every search of the launch reuses one row (row_step 0), which stays in cache.
+            t = scratch_first + tid * row_step
+            M = s.pool
+            base = t * (M + 1)
+            spare = base + M  # where successors are built
+            if s.level > 0 and k_query == 0 and (row_step != 0 or tid == 0):
+                # Escalated levels share one arena of scratch (see WarpAStarPlanner._level_scratch), so a row's
+                # hash table may hold another level's data: emptied by the first search of the row in this launch
+                # (later ones find it empty, as every search leaves it).
+                for k in range(s.hash_mask + 1):
+                    sc.table[t, k] = -1
+            L = out.actions.shape[1]
+            if s.entry != 0 or s.level > 0:
+                for k in range(L):
+                    out.actions[row, k] = -1
+                out.length[row] = 0
+                out.expanded[row] = 0
+                out.cost[row] = wp.float64(wp.nan)
+            if s.entry != 0:
+                lv = wp.clamp(int(out.level[row]), 0, s.last_level + 1)
+                if lv > s.level:
+                    out.level[row] = wp.int8(lv)
+                    out.status[row] = wp.int8(ST_BUDGET)
+                    if lv <= s.last_level:
+                        wp.atomic_add(pending, 0, 1)  # searched by a later wave of this call (or a later call)
+                    continue  # (past the last level: every pool was tried; final)
+            out.level[row] = wp.int8(s.level)
+            g = q.goals[row]
 
-        for w in range(W):
-            sc.node_state[base, w] = q.states[row, w]
-        if goal_satisfied(sc.node_state, base, gt.mask, gt.value, gt.ints, g):
-            out.status[row] = wp.int8(ST_SATISFIED)
-            out.cost[row] = wp.float64(0.0)
-            return
+            for w in range(W):
+                sc.node_state[base, w] = q.states[row, w]
+            if goal_satisfied(sc.node_state, base, gt.mask, gt.value, gt.ints, g):
+                out.status[row] = wp.int8(ST_SATISFIED)
+                out.cost[row] = wp.float64(0.0)
+                continue
 
-        # Per-agent heuristic tables: action costs (the least over every state: Domain.action_min_cost; inf where
-        # disabled or not the agent's type's), the cheapest usable action, and for every precondition of every
-        # action its cheapest usable achiever.
-        inf = wp.float64(wp.inf)
-        c_min = inf
-        factor = inf  # pdb: min over actions of positive least domain cost of the agent's least cost over it
-        ty = int(0)
-        if wp.static(TYPED):
-            if q.has_types != 0:
-                ty = q.types[row]
-        for a in range(dt.n_actions):
-            c = dt.cost[a]
-            if q.has_costs != 0:
-                c = wp.float64(q.costs[row, a])
-            if wp.static(TERMS):  # base + each term at its cheaper end, in declaration order, clamped at 0
-                for k in range(dt.term_start[a], dt.term_start[a + 1]):
-                    c = c + dt.term_min[k]
-                c = wp.max(wp.float64(0.0), c)
+            # Per-agent heuristic tables: action costs (the least over every state: Domain.action_min_cost; inf where
+            # disabled or not the agent's type's), the cheapest usable action, and for every precondition of every
+            # action its cheapest usable achiever.
+            inf = wp.float64(wp.inf)
+            c_min = inf
+            factor = inf  # pdb: min over actions of positive least domain cost of the agent's least cost over it
+            ty = int(0)
             if wp.static(TYPED):
-                if ty < 0 or ty >= dt.type_allowed.shape[0]:
-                    c = inf  # a type out of range (device inputs are not scanned): nothing usable, never a bad read
-                elif dt.type_allowed[ty, a]:
-                    c = dt.type_scale[ty, a] * c
-                else:
-                    c = inf
-            if q.has_enabled != 0:
-                if not q.enabled[row, a]:
-                    c = inf
-            sc.act_cost[t, a] = c
-            c_min = wp.min(c_min, c)
-            if s.heuristic == HEUR_PDB:
-                if dt.min_cost[a] > wp.float64(0.0):
-                    factor = wp.min(factor, c / dt.min_cost[a])
-        rx = dt.relaxed
-        if s.heuristic == HEUR_HMAX_DEPTH2 and q.has_costs + q.has_enabled + wp.static(int(TYPED)) > 0:
-            for p in range(rx.n_pre):
-                best = inf
-                for k in range(rx.pre_ach_start[p], rx.pre_ach_start[p + 1]):
-                    best = wp.min(best, sc.act_cost[t, rx.pre_ach_action[k]])
-                sc.pre_cost[t, p] = best
-
-        per_agent = q.has_costs + q.has_enabled + wp.static(int(TYPED))
-        # No per-node tables for the truncated h_max: see unmet_goal_term.
-        cheap = s.heuristic == HEUR_HMAX_DEPTH2 or s.heuristic == HEUR_HMAX_DEPTH1
-        lay = dt.layout
-        h0 = wp.float64(0.0)
-        if s.heuristic == HEUR_PDB:
-            h0 = pdb_heuristic(sc.node_state, base, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask,
-                               pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min)
-        elif cheap:
-            h0 = unmet_goal_term(
-                sc.node_state, base, sc.act_cost, sc.act_h, sc.pre_cost, t, gt.atoms, gt.achievers,
-                gt.achiever_action, gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k, lay.word,
-                lay.shift, lay.mask, ct.default_pre_cost, g, c_min, s.heuristic, per_agent)
-        else:
-            h0 = heuristic(sc, t, base, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent)
-        if is_inf(h0):
-            out.status[row] = wp.int8(ST_NO_PLAN)
-            return
-        if s.level > 0:  # an escalated search: prove the goal relaxed-unreachable before a large search
-            if not relaxed_reachable(sc, t, base, row, q, dt, gt, g):
-                out.status[row] = wp.int8(ST_NO_PLAN)
-                return
-
-        sc.node_g[t, 0] = wp.float64(0.0)
-        sc.node_h[t, 0] = h0
-        sc.node_parent[t, 0] = -1
-        sc.table[t, find_slot(sc.node_state, sc.table, t, base, base, s.hash_mask)] = 0
-        sc.heap[t, 0] = 0
-        sc.node_pos[t, 0] = 0
-        heap_size = int(1)
-        count = int(1)
-        expanded = int(0)
-        status = int(ST_NO_PLAN)
-        goal_node = int(-1)
-
-        for _pop in range(s.max_pops):
-            if heap_size == 0:
-                break
-            node = pop_first(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, heap_size, s.weight, s.greedy)
-            heap_size -= 1
-            if goal_satisfied(sc.node_state, base + node, gt.mask, gt.value, gt.ints, g):
-                status = ST_OK
-                goal_node = node
-                break
-            expanded += 1
-            g_node = sc.node_g[t, node]
+                if q.has_types != 0:
+                    ty = q.types[row]
             for a in range(dt.n_actions):
-                c = sc.act_cost[t, a]
-                if is_inf(c):
-                    continue
-                if not action_applicable(sc.node_state, base + node, dt.pre_mask, dt.pre_value, dt.pre_ints, a):
-                    continue
-                apply_action(sc.node_state, base + node, sc.node_state, spare, dt.eff_clear, dt.eff_set,
-                             dt.eff_steps, a)
-                if dt.when.start[a + 1] > dt.when.start[a]:
-                    apply_when(sc.node_state, base + node, sc.node_state, spare, dt.when, a)
-                if wp.static(TERMS):  # the exact cost in the state expanded (act_cost holds the least)
-                    if dt.term_start[a] != dt.term_start[a + 1]:
-                        c = dt.cost[a]
-                        if q.has_costs != 0:
-                            c = wp.float64(q.costs[row, a])
-                        c = term_cost(sc.node_state, base + node, dt.term_start, dt.term_fact, dt.term_per, lay.word,
-                                      lay.shift, lay.mask, lay.min, a, c)
-                        if wp.static(TYPED):
-                            c = dt.type_scale[ty, a] * c
-                g_child = g_node + c
-                slot = find_slot(sc.node_state, sc.table, t, base, spare, s.hash_mask)
-                known = sc.table[t, slot]
-                if known < 0:
-                    h_child = wp.float64(0.0)
-                    if s.heuristic == HEUR_PDB:
-                        h_child = pdb_heuristic(
-                            sc.node_state, spare, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask,
-                            pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min)
-                    elif cheap:
-                        h_child = unmet_goal_term(
-                            sc.node_state, spare, sc.act_cost, sc.act_h, sc.pre_cost, t, gt.atoms, gt.achievers,
-                            gt.achiever_action, gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k,
-                            lay.word, lay.shift, lay.mask, ct.default_pre_cost, g, c_min, s.heuristic, per_agent)
+                c = dt.cost[a]
+                if q.has_costs != 0:
+                    c = wp.float64(q.costs[row, a])
+                if wp.static(TERMS):  # base + each term at its cheaper end, in declaration order, clamped at 0
+                    for k in range(dt.term_start[a], dt.term_start[a + 1]):
+                        c = c + dt.term_min[k]
+                    c = wp.max(wp.float64(0.0), c)
+                if wp.static(TYPED):
+                    if ty < 0 or ty >= dt.type_allowed.shape[0]:
+                        c = inf  # a type out of range (device inputs are not scanned): nothing usable, never a bad read
+                    elif dt.type_allowed[ty, a]:
+                        c = dt.type_scale[ty, a] * c
                     else:
-                        h_child = heuristic(sc, t, spare, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent)
-                    if is_inf(h_child):
-                        continue
-                    if count >= M:
-                        status = ST_BUDGET
-                        break
-                    known = count
-                    count += 1
-                    for w in range(W):
-                        sc.node_state[base + known, w] = sc.node_state[spare, w]
-                    sc.table[t, slot] = known
-                    sc.node_h[t, known] = h_child
-                    sc.node_g[t, known] = g_child
-                    sc.node_parent[t, known] = node
-                    sc.heap[t, heap_size] = known
-                    sc.node_pos[t, known] = heap_size
-                    heap_size += 1
-                    sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, heap_size - 1, s.weight, s.greedy)
-                else:
-                    pos = sc.node_pos[t, known]
-                    if g_child >= sc.node_g[t, known] or (pos < 0 and s.reopen == 0):
-                        continue
-                    sc.node_g[t, known] = g_child
-                    sc.node_parent[t, known] = node
-                    if pos < 0:  # closed: reopened (each stored node is in the heap at most once: size <= M)
-                        pos = heap_size
-                        sc.heap[t, pos] = known
-                        heap_size += 1
-                    sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, pos, s.weight, s.greedy)
-            if status == ST_BUDGET:
-                break
-        if status == ST_NO_PLAN and heap_size > 0:
-            status = ST_BUDGET  # the pop limit: only reopening gets here (see goap.planners.base.POP_FACTOR)
+                        c = inf
+                if q.has_enabled != 0:
+                    if not q.enabled[row, a]:
+                        c = inf
+                sc.act_cost[t, a] = c
+                c_min = wp.min(c_min, c)
+                if s.heuristic == HEUR_PDB:
+                    if dt.min_cost[a] > wp.float64(0.0):
+                        factor = wp.min(factor, c / dt.min_cost[a])
+            rx = dt.relaxed
+            if s.heuristic == HEUR_HMAX_DEPTH2 and q.has_costs + q.has_enabled + wp.static(int(TYPED)) > 0:
+                for p in range(rx.n_pre):
+                    best = inf
+                    for k in range(rx.pre_ach_start[p], rx.pre_ach_start[p + 1]):
+                        best = wp.min(best, sc.act_cost[t, rx.pre_ach_action[k]])
+                    sc.pre_cost[t, p] = best
 
-        out.expanded[row] = expanded
-        if status == ST_BUDGET and s.level == 0:  # the first pool filled up: escalate only if it can help
-            if not relaxed_reachable(sc, t, base, row, q, dt, gt, g):
-                status = ST_NO_PLAN
-        if status == ST_OK:
-            length = int(0)
-            n = goal_node
-            for _step in range(count):
-                if sc.node_parent[t, n] < 0:
+            per_agent = q.has_costs + q.has_enabled + wp.static(int(TYPED))
+            # No per-node tables for the truncated h_max: see unmet_goal_term.
+            cheap = s.heuristic == HEUR_HMAX_DEPTH2 or s.heuristic == HEUR_HMAX_DEPTH1
+            lay = dt.layout
+            h0 = wp.float64(0.0)
+            if s.heuristic == HEUR_PDB:
+                h0 = pdb_heuristic(sc.node_state, base, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask,
+                                   pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min)
+            elif cheap:
+                h0 = unmet_goal_term(
+                    sc.node_state, base, sc.act_cost, sc.act_h, sc.pre_cost, t, gt.atoms, gt.achievers,
+                    gt.achiever_action, gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k, lay.word,
+                    lay.shift, lay.mask, ct.default_pre_cost, g, c_min, s.heuristic, per_agent)
+            else:
+                h0 = heuristic(sc, t, base, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent)
+            if is_inf(h0):
+                out.status[row] = wp.int8(ST_NO_PLAN)
+                continue
+            if s.level > 0:  # an escalated search: prove the goal relaxed-unreachable before a large search
+                if not relaxed_reachable(sc, t, base, row, q, dt, gt, g):
+                    out.status[row] = wp.int8(ST_NO_PLAN)
+                    continue
+
+            sc.node_g[t, 0] = wp.float64(0.0)
+            sc.node_h[t, 0] = h0
+            sc.node_parent[t, 0] = -1
+            sc.table[t, find_slot(sc.node_state, sc.table, t, base, base, s.hash_mask)] = 0
+            sc.heap[t, 0] = 0
+            sc.node_pos[t, 0] = 0
+            heap_size = int(1)
+            count = int(1)
+            expanded = int(0)
+            status = int(ST_NO_PLAN)
+            goal_node = int(-1)
+
+            for _pop in range(s.max_pops):
+                if heap_size == 0:
                     break
-                length += 1
-                n = sc.node_parent[t, n]
-            out.length[row] = length
-            out.cost[row] = sc.node_g[t, goal_node]
-            if length > L:
-                status = ST_TOO_LONG
-            # Read the plan back: the first usable action from the parent to the node at exactly the node's g.
-            n = goal_node
-            for k in range(length):
-                p = sc.node_parent[t, n]
-                found = int(-1)
+                node = pop_first(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, heap_size, s.weight, s.greedy)
+                heap_size -= 1
+                if goal_satisfied(sc.node_state, base + node, gt.mask, gt.value, gt.ints, g):
+                    status = ST_OK
+                    goal_node = node
+                    break
+                expanded += 1
+                g_node = sc.node_g[t, node]
+                r_node = base + node
                 for a in range(dt.n_actions):
                     c = sc.act_cost[t, a]
-                    if found < 0 and not is_inf(c):
-                        if wp.static(TERMS):
-                            if dt.term_start[a] != dt.term_start[a + 1]:
-                                c = exact_cost(sc.node_state, base + p, dt, q, row, ty, a)
-                        if sc.node_g[t, p] + c == sc.node_g[t, n]:
-                            if action_applicable(sc.node_state, base + p, dt.pre_mask, dt.pre_value, dt.pre_ints, a):
-                                apply_action(sc.node_state, base + p, sc.node_state, spare, dt.eff_clear,
-                                             dt.eff_set, dt.eff_steps, a)
-                                if dt.when.start[a + 1] > dt.when.start[a]:
-                                    apply_when(sc.node_state, base + p, sc.node_state, spare, dt.when, a)
-                                if same_state(sc.node_state, spare, base + n):
-                                    found = a
-                step = length - 1 - k
-                if step < L:
-                    out.actions[row, step] = found
-                n = p
-        if status == ST_BUDGET:
-            out.level[row] = wp.int8(s.level + 1)  # the next pool, or last_level + 1: every pool was tried
-            if s.level < s.last_level:
-                wp.atomic_add(pending, 0, 1)
-        out.status[row] = wp.int8(status)
-
-        # Leave the hash table empty for the next search: clear exactly the slots this search used.
-        for n in range(count):
-            pos = int(state_hash(sc.node_state, base + n) & wp.uint64(s.hash_mask))
-            for _probe in range(s.hash_mask + 1):
-                if sc.table[t, pos] == n:
-                    sc.table[t, pos] = -1
+                    if is_inf(c):
+                        continue
+                    # The precondition test and the effects of `goap.kernels.semantics` (action_applicable,
+                    # apply_action), written out here: this is the hottest loop, and a call passes its tables by
+                    # value (a few hundred bytes of array descriptors copied per action where not inlined).
+                    fits = bool(True)
+                    for w in range(W):
+                        if (sc.node_state[r_node, w] & dt.pre_mask[a, w]) != dt.pre_value[a, w]:
+                            fits = False
+                            break
+                    if not fits:
+                        continue
+                    for j in range(dt.pre_ints.start[a], dt.pre_ints.start[a + 1]):
+                        v = field_value(sc.node_state[r_node, dt.pre_ints.word[j]], dt.pre_ints.shift[j],
+                                        dt.pre_ints.mask[j])
+                        if not condition_holds(v, dt.pre_ints.op[j], dt.pre_ints.k[j]):
+                            fits = False
+                            break
+                    if not fits:
+                        continue
+                    for w in range(W):
+                        sc.node_state[spare, w] = (sc.node_state[r_node, w] & ~dt.eff_clear[a, w]) | dt.eff_set[a, w]
+                    for j in range(dt.eff_steps.start[a], dt.eff_steps.start[a + 1]):
+                        sw = dt.eff_steps.word[j]
+                        sh = wp.uint64(dt.eff_steps.shift[j])
+                        fm = dt.eff_steps.mask[j]
+                        word = sc.node_state[spare, sw]
+                        sv = wp.int64((word >> sh) & fm) + dt.eff_steps.delta[j]
+                        sv = wp.clamp(sv, wp.int64(0), wp.int64(dt.eff_steps.hi[j]))
+                        sc.node_state[spare, sw] = (word & ~(fm << sh)) | (wp.uint64(sv) << sh)
+                    if dt.when.start[a + 1] > dt.when.start[a]:
+                        apply_when(sc.node_state, base + node, sc.node_state, spare, dt.when, a)
+                    if wp.static(TERMS):  # the exact cost in the state expanded (act_cost holds the least)
+                        if dt.term_start[a] != dt.term_start[a + 1]:
+                            c = dt.cost[a]
+                            if q.has_costs != 0:
+                                c = wp.float64(q.costs[row, a])
+                            c = term_cost(sc.node_state, base + node, dt.term_start, dt.term_fact, dt.term_per,
+                                          lay.word, lay.shift, lay.mask, lay.min, a, c)
+                            if wp.static(TYPED):
+                                c = dt.type_scale[ty, a] * c
+                    g_child = g_node + c
+                    slot = find_slot(sc.node_state, sc.table, t, base, spare, s.hash_mask)
+                    known = sc.table[t, slot]
+                    if known < 0:
+                        h_child = wp.float64(0.0)
+                        if s.heuristic == HEUR_PDB:
+                            h_child = pdb_heuristic(
+                                sc.node_state, spare, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask,
+                                pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min)
+                        elif cheap:
+                            h_child = unmet_goal_term(
+                                sc.node_state, spare, sc.act_cost, sc.act_h, sc.pre_cost, t, gt.atoms, gt.achievers,
+                                gt.achiever_action, gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k,
+                                lay.word, lay.shift, lay.mask, ct.default_pre_cost, g, c_min, s.heuristic, per_agent)
+                        else:
+                            h_child = heuristic(sc, t, spare, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent)
+                        if is_inf(h_child):
+                            continue
+                        if count >= M:
+                            status = ST_BUDGET
+                            break
+                        known = count
+                        count += 1
+                        for w in range(W):
+                            sc.node_state[base + known, w] = sc.node_state[spare, w]
+                        sc.table[t, slot] = known
+                        sc.node_h[t, known] = h_child
+                        sc.node_g[t, known] = g_child
+                        sc.node_parent[t, known] = node
+                        sc.heap[t, heap_size] = known
+                        sc.node_pos[t, known] = heap_size
+                        heap_size += 1
+                        sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, heap_size - 1, s.weight, s.greedy)
+                    else:
+                        pos = sc.node_pos[t, known]
+                        if g_child >= sc.node_g[t, known] or (pos < 0 and s.reopen == 0):
+                            continue
+                        sc.node_g[t, known] = g_child
+                        sc.node_parent[t, known] = node
+                        if pos < 0:  # closed: reopened (each stored node is in the heap at most once: size <= M)
+                            pos = heap_size
+                            sc.heap[t, pos] = known
+                            heap_size += 1
+                        sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, pos, s.weight, s.greedy)
+                if status == ST_BUDGET:
                     break
-                pos = (pos + 1) & s.hash_mask
+            if status == ST_NO_PLAN and heap_size > 0:
+                status = ST_BUDGET  # the pop limit: only reopening gets here (see goap.planners.base.POP_FACTOR)
+
+            out.expanded[row] = expanded
+            if status == ST_BUDGET and s.level == 0:  # the first pool filled up: escalate only if it can help
+                if not relaxed_reachable(sc, t, base, row, q, dt, gt, g):
+                    status = ST_NO_PLAN
+            if status == ST_OK:
+                length = int(0)
+                n = goal_node
+                for _step in range(count):
+                    if sc.node_parent[t, n] < 0:
+                        break
+                    length += 1
+                    n = sc.node_parent[t, n]
+                out.length[row] = length
+                out.cost[row] = sc.node_g[t, goal_node]
+                if length > L:
+                    status = ST_TOO_LONG
+                # Read the plan back: the first usable action from the parent to the node at exactly the node's g.
+                n = goal_node
+                for k in range(length):
+                    p = sc.node_parent[t, n]
+                    found = int(-1)
+                    for a in range(dt.n_actions):
+                        c = sc.act_cost[t, a]
+                        if found < 0 and not is_inf(c):
+                            if wp.static(TERMS):
+                                if dt.term_start[a] != dt.term_start[a + 1]:
+                                    c = exact_cost(sc.node_state, base + p, dt, q, row, ty, a)
+                            if sc.node_g[t, p] + c == sc.node_g[t, n]:
+                                if action_applicable(sc.node_state, base + p, dt.pre_mask, dt.pre_value,
+                                                 dt.pre_ints, a):
+                                    apply_action(sc.node_state, base + p, sc.node_state, spare, dt.eff_clear,
+                                                 dt.eff_set, dt.eff_steps, a)
+                                    if dt.when.start[a + 1] > dt.when.start[a]:
+                                        apply_when(sc.node_state, base + p, sc.node_state, spare, dt.when, a)
+                                    if same_state(sc.node_state, spare, base + n):
+                                        found = a
+                    step = length - 1 - k
+                    if step < L:
+                        out.actions[row, step] = found
+                    n = p
+            if status == ST_BUDGET:
+                out.level[row] = wp.int8(s.level + 1)  # the next pool, or last_level + 1: every pool was tried
+                if s.level < s.last_level:
+                    wp.atomic_add(pending, 0, 1)
+            out.status[row] = wp.int8(status)
+
+            # Leave the hash table empty for the next search: clear exactly the slots this search used.
+            for n in range(count):
+                pos = int(state_hash(sc.node_state, base + n) & wp.uint64(s.hash_mask))
+                for _probe in range(s.hash_mask + 1):
+                    if sc.table[t, pos] == n:
+                        sc.table[t, pos] = -1
+                        break
+                    pos = (pos + 1) & s.hash_mask
 
     return plan_astar
 

@@ -41,6 +41,7 @@ import functools
 import itertools
 import math
 import os
+import time
 from typing import Any
 
 import numpy as np
@@ -81,6 +82,9 @@ _RESULT_FIELDS = (("status", "int8"), ("cost", "float64"), ("length", "int32"), 
 #: set, on a GPU one row per thread); "per_thread" forces one row per thread on the CPU too, the GPU's layout, so
 #: that tests run the GPU's exact sequence of launches and scratch rows there.
 SCRATCH_LAYOUTS = ("auto", "per_thread")
+#: The least search work (seconds, by the planner's running estimate) worth a span of its own on the CPU worker
+#: pool: handing a span to another thread costs tens of microseconds.
+SPAN_SECONDS = 300e-6
 
 
 class WarpAStarPlanner:
@@ -93,7 +97,8 @@ class WarpAStarPlanner:
         device: a Warp device ("cpu", "cuda:0"); the default device when None.
         threads: CPU worker threads (default: the number of cores), taken from the shared pool
             (`goap.launch.cpu_pool`).
-        chunk_size: agents per CPU launch (default: enough chunks for 4 per thread, 16..512 agents each).
+        chunk_size: agents per CPU launch (default: about 4 chunks a thread, 16..512 agents each, each worth a
+            hand-off to another thread by the last calls' cost a search: `SPAN_SECONDS`).
         max_scratch_bytes: hard cap on the search scratch held at once, all threads and levels together (4 GiB).
         weight: order the open list by g + weight * h: plans cost at most weight x optimal, found faster.
         greedy: order the open list by h alone (greedy best-first): fastest, no bound on the cost.
@@ -209,6 +214,7 @@ class WarpAStarPlanner:
         self._compact: tuple[int, Any, Any, Any] | None = None  # (capacity, flags, offsets, rows)
         self._launches: dict[tuple, list] = {}  # see _recorded
         self._calls = 0  # plan calls so far: a recorded launch is checked once per call
+        self._search_seconds: float | None = None  # first-pool seconds a query, host-sized calls (_first_wave)
         self._query = astar.Query()
         self._level_query = astar.Query()
         self._searches = [self._search_struct(lv) for lv in range(self.n_levels)]
@@ -357,13 +363,23 @@ class WarpAStarPlanner:
             entry = self._recorded(qs, lv, sc, scratch_first, gt, rel, results, pt)
             cmd = entry[0]
             cmd.set_param_at_index_from_ctype(1, first)
-            if entry[5] != rows:  # set_dim rebuilds the launch bounds: only when the thread count changes
-                cmd.set_dim(rows)
-                entry[5] = rows
+            # Searches sharing a scratch row run one after another anyway: one thread takes them all, so that the
+            # arguments are copied once (see plan_astar); one row per thread: one query per thread.
+            threads, per = (1, rows) if self._row_step == 0 else (rows, 1)
+            if entry[7] != per:
+                cmd.set_param_at_index_from_ctype(2, per)
+                entry[7] = per
+            if entry[5] != threads:  # set_dim rebuilds the launch bounds: only when the thread count changes
+                cmd.set_dim(threads)
+                entry[5] = threads
             cmd.launch()
 
         # Wave 0: every requested row, first pool.
+        started = time.perf_counter()
         self._first_wave(lambda first, rows, sc, sf: launch(q, first, rows, 0, sc, sf), capacity, host)
+        if host:  # what a first-pool search costs here, to size the next calls' spans (see _first_wave)
+            per = (time.perf_counter() - started) / capacity
+            self._search_seconds = per if self._search_seconds is None else 0.5 * (self._search_seconds + per)
 
         # Escalated waves: rows whose pool filled up (or that arrived at a higher level), level by level.
         if self.n_levels > 1 and (not host or int(self._pending_view[0]) > 0):
@@ -411,7 +427,11 @@ class WarpAStarPlanner:
         half = self.max_scratch_bytes // 2
         per = self._first_bytes
         if host:
-            chunk = self.chunk_size or min(512, max(16, -(-rows // (4 * self.threads))))
+            # Spans of work for the pool: about four a worker, 16..512 queries each, and worth a hand-off to
+            # another thread (at least SPAN_SECONDS of search, by the last calls' cost a search: a call with a few
+            # dozen easy queries runs on the calling thread alone, one with as many deep ones is shared).
+            least = 16 if self._search_seconds is None else math.ceil(SPAN_SECONDS / max(self._search_seconds, 1e-9))
+            chunk = self.chunk_size or min(512, max(16, least, -(-rows // (4 * self.threads))))
             chunk = max(1, min(chunk, rows))
             if self._row_step:  # one row per thread: a chunk's set must fit in the first pool's share
                 chunk = max(1, min(chunk, half // per))
@@ -490,33 +510,34 @@ class WarpAStarPlanner:
     ) -> list:
         """The search kernel's launch for this query struct, level, scratch set and scratch row, recorded once
         (``[launch, its inputs as recorded, goal struct, relevance, results, thread count, call checked in,
-        pattern tables]``).
+        queries per thread, pattern tables]``).
 
-        Packing the kernel's thirteen arguments (the table structs hold dozens of arrays) is most of a small call's
-        cost; a recorded launch is replayed with only ``first`` and the thread count set. The recording itself is
-        `goap.launch.Launcher.recorded`'s (under its lock, recorded again when Warp has reloaded the module), keyed
-        by the inputs the entry was first made with, and asked once per call (Warp reloads a module only when one
-        is loaded, not in the middle of a call); a goal table or result struct of another identity only re-packs
-        that argument. Structs are passed by reference to their C image, so later field changes (``_assign``) show
-        through. One entry per scratch set and row: two CPU workers never share one.
+        Packing the kernel's fourteen arguments (the table structs hold dozens of arrays) is most of a small call's
+        cost; a recorded launch is replayed with only ``first``, the queries per thread and the thread count set.
+        The recording itself is `goap.launch.Launcher.recorded`'s (under its lock, recorded again when Warp has
+        reloaded the module), keyed by the inputs the entry was first made with, and asked once per call (Warp
+        reloads a module only when one is loaded, not in the middle of a call); a goal table or result struct of
+        another identity only re-packs that argument. Structs are passed by reference to their C image, so later
+        field changes (``_assign``) show through. One entry per scratch set and row: two CPU workers never share
+        one.
         """
         key = (id(qs), lv, id(sc), scratch_first)
         entry = self._launches.get(key)
         if entry is None:
             if len(self._launches) >= 256:
                 self._launches.clear()
-            inputs = [qs, 0, scratch_first, self._row_step, self._dt, gt, self._ct, rel, self._searches[lv], sc,
+            inputs = [qs, 0, 1, scratch_first, self._row_step, self._dt, gt, self._ct, rel, self._searches[lv], sc,
                       results, self._pending, pt]
-            entry = self._launches[key] = [None, inputs, gt, rel, results, 1, 0, pt]
+            entry = self._launches[key] = [None, inputs, gt, rel, results, 1, 0, 1, pt]
         if entry[6] != self._calls:
             entry[6] = self._calls
             cmd = self.launcher.recorded(self.kernel, entry[1])
             if cmd is not entry[0]:  # recorded just now: with the entry's first inputs, for one thread
                 inputs = entry[1]
-                entry[0], entry[2], entry[3], entry[4], entry[5] = cmd, inputs[5], inputs[7], inputs[10], 1
-                entry[7] = inputs[12]
+                entry[0], entry[2], entry[3], entry[4], entry[5], entry[7] = cmd, inputs[6], inputs[8], inputs[11], 1, 1
+                entry[8] = inputs[13]
         cmd = entry[0]
-        for index, slot, value in ((5, 2, gt), (7, 3, rel), (10, 4, results), (12, 7, pt)):
+        for index, slot, value in ((6, 2, gt), (8, 3, rel), (11, 4, results), (13, 8, pt)):
             if entry[slot] is not value:
                 cmd.set_param_at_index(index, value)
                 entry[slot] = value
@@ -538,7 +559,7 @@ class WarpAStarPlanner:
         if not buffers:
             return
         ids = {id(b) for b in buffers}
-        self._launches = {key: e for key, e in self._launches.items() if id(e[1][9]) not in ids}
+        self._launches = {key: e for key, e in self._launches.items() if id(e[1][10]) not in ids}
         if self._pinned:
             self._kept.extend(buffers)
             self._kept_bytes += nbytes
