@@ -14,8 +14,9 @@ Also reports the Warp planner's start-up: the first load of each kernel module i
 
 Further sections (``--sections``, comma separated; all by default):
 
-    heuristics  expansions and plans/s of each heuristic (lmcut, hmax, hmax_depth2, hmax_depth1) on the worlds
-                and random domains
+    heuristics  expansions (mean, per solved plan, against the plan length), plans/s and plans per CPU-second
+                of each heuristic (lmcut, hmax, hmax_depth2, hmax_depth1, pdb) on the worlds and random domains,
+                and the seconds a pdb planner takes to build its tables
     soldier     20,000 distinct soldier queries: plans per CPU-second of the Warp planner on 1 and 2 threads and
                 of a one-thread C bitfield A* (benchmarks/c_baseline/astar.c, built with the system ``cc``;
                 skipped with a message when there is none); the ratios
@@ -23,6 +24,9 @@ Further sections (``--sections``, comma separated; all by default):
     optimal     with default options, every problem of the village and random sets that uniform-cost search
                 solves: ok and optimal? (and the memory per agent at the first pool)
     pddl        the IPC tasks of benchmarks/pddl with default options: solved, optimal, seconds each (slow)
+    pdb         the pdb heuristic by its size (pdb_states 2**12 .. 2**20) on the soldier and village problem sets:
+                seconds to build the tables (one planner), expansions per solved plan against the plan length,
+                plans per CPU-second (one thread)
     costs       what cost terms and agent types cost the Warp planner: the soldier domain as it is, with a cost
                 term on its moves (wounded soldiers walk slower), with two agent types, and with both; plans per
                 CPU-second (one thread, hmax_depth2) on the same distinct queries, and agreement with the
@@ -58,7 +62,7 @@ from goap.planners.base import HEURISTICS, PDDL_HEURISTIC, PlanBatch, Status  # 
 from goap.planners.reference import ReferencePlanner  # noqa: E402
 from goap.planners.warp_astar import WarpAStarPlanner  # noqa: E402
 
-SECTIONS = ("throughput", "heuristics", "soldier", "overhead", "optimal", "pddl", "costs", "versus_c")
+SECTIONS = ("throughput", "heuristics", "soldier", "overhead", "optimal", "pddl", "costs", "versus_c", "pdb")
 
 
 def domains(facts: list[int]) -> list[tuple[str, object]]:
@@ -99,13 +103,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--batches", default="1000,10000,100000")
     ap.add_argument("--facts", default="16,32,64,128,256")
+    ap.add_argument("--heuristic-facts", default="32,64",
+                    help="random domains (facts, comma separated; '' for none) of section heuristics")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--ref-sample", type=int, default=300, help="problems the reference plans per domain")
     ap.add_argument("--max-nodes", type=int, default=1024)
     ap.add_argument("--quick", action="store_true", help="batches of 1,000 only, one repeat")
     ap.add_argument("--no-startup", action="store_true", help="skip the cold/cached start-up measurement")
-    ap.add_argument("--sections", default=",".join(s for s in SECTIONS if s not in ("pddl", "costs", "versus_c")),
+    slow = ("pddl", "costs", "versus_c", "pdb")
+    ap.add_argument("--sections", default=",".join(s for s in SECTIONS if s not in slow),
                     help=f"comma-separated sections to run, of: {', '.join(SECTIONS)}")
     ap.add_argument("--queries", type=int, default=20_000, help="distinct soldier queries (section soldier)")
     ap.add_argument("--deep-queries", type=int, default=2000,
@@ -201,30 +208,42 @@ def _print(row: dict, ref_rate: float) -> None:
 
 # --- heuristics ----------------------------------------------------------------------------------------------
 def heuristics(args: argparse.Namespace) -> list[dict]:
-    """Expansions and plans/s of each heuristic, same problems, same planner otherwise."""
+    """Expansions, plan lengths, plans/s and plans per CPU-second of each heuristic, same problems, same planner
+    otherwise; for pdb also the seconds its tables take to build (with the planner)."""
     n = 1000 if args.quick else 5000
     rows = []
-    print(f"{'domain':12s} {'heuristic':11s} {'plans/s':>10s} {'exp mean':>9s} {'exp p99':>8s}  statuses")
-    for name, domain in domains([32, 64]):
+    print(f"{'domain':12s} {'heuristic':11s} {'plans/s':>10s} {'plans/CPU-s':>11s} {'exp mean':>9s} {'exp p99':>8s} "
+          f"{'exp/plan':>8s} {'length':>6s} {'build s':>7s}  statuses")
+    facts = [int(x) for x in args.heuristic_facts.split(",") if x.strip()]
+    for name, domain in domains(facts):
         problems = random_problems(domain, n, seed=7, walk=8)
         base = ReferencePlanner(domain)
         states = base.tables.pack_states(problems.values)
         costs = None
         for h in HEURISTICS:
+            t0 = time.perf_counter()
             fast = WarpAStarPlanner(base.tables, device=args.device, heuristic=h)
+            build = time.perf_counter() - t0
             fast.plan(states[:64], problems.goals[:64])
-            seconds, batch = timed(lambda f=fast, s=states, g=problems.goals: f.plan(s, g), 1 if args.quick else 3)
+            cpu, seconds, batch = cpu_timed(lambda f=fast, s=states, g=problems.goals: f.plan(s, g),
+                                            1 if args.quick else 3)
             ok = batch.status == Status.OK
             if costs is None:
                 costs = batch.cost
             row = {"domain": name, "heuristic": h, "batch": n, "plans_per_second": round(n / seconds, 1),
+                   "plans_per_cpu_second": round(n / cpu, 1), "build_seconds": round(build, 3),
                    "expanded_mean": float(batch.expanded.mean()),
                    "expanded_p99": float(np.percentile(batch.expanded, 99)),
-                   "same_costs_as_hmax": bool(np.array_equal(batch.cost[ok], costs[ok])), "statuses": batch.counts()}
+                   "expanded_per_plan": float(batch.expanded[ok].mean()) if ok.any() else None,
+                   "plan_length_mean": float(batch.length[ok].mean()) if ok.any() else None,
+                   "same_costs_as_first": bool(np.array_equal(batch.cost[ok], costs[ok])),
+                   "statuses": batch.counts()}
             rows.append(row)
-            print(f"{name:12s} {h:11s} {row['plans_per_second']:>10,.0f} {row['expanded_mean']:>9.1f} "
-                  f"{row['expanded_p99']:>8.0f}  {' '.join(f'{k}={v}' for k, v in row['statuses'].items())}",
-                  flush=True)
+            per_plan = "-" if row["expanded_per_plan"] is None else f"{row['expanded_per_plan']:.2f}"
+            length = "-" if row["plan_length_mean"] is None else f"{row['plan_length_mean']:.2f}"
+            print(f"{name:12s} {h:11s} {row['plans_per_second']:>10,.0f} {row['plans_per_cpu_second']:>11,.0f} "
+                  f"{row['expanded_mean']:>9.1f} {row['expanded_p99']:>8.0f} {per_plan:>8s} {length:>6s} "
+                  f"{build:>7.2f}  {' '.join(f'{k}={v}' for k, v in row['statuses'].items())}", flush=True)
             fast.close()
     return rows
 
@@ -360,6 +379,34 @@ def soldier(args: argparse.Namespace) -> dict:
                              for r in out["warp"]}
         print("warp plans per CPU-second / C: " + ", ".join(f"{k} {v:.2f}x" for k, v in out["ratio_vs_c"].items()))
     return out
+
+
+# --- pdb by size ----------------------------------------------------------------------------------------------
+def pdb_sizes(args: argparse.Namespace) -> list[dict]:
+    """Build seconds, expansions per plan and plans per CPU-second of pdb by ``pdb_states``, one thread."""
+    n = 1000 if args.quick else 5000
+    rows = []
+    print(f"{'domain':9s} {'pdb_states':>10s} {'build s':>8s} {'exp/plan':>8s} {'length':>6s} {'plans/CPU-s':>11s}")
+    for name, domain in domains([]):
+        problems = random_problems(domain, n, seed=7, walk=8)
+        tables = ReferencePlanner(domain).tables
+        states = tables.pack_states(problems.values)
+        for bits in (12, 14, 16, 18, 20):
+            t0 = time.perf_counter()
+            fast = WarpAStarPlanner(tables, device=args.device, heuristic="pdb", pdb_states=1 << bits, threads=1)
+            build = time.perf_counter() - t0
+            fast.plan(states[:64], problems.goals[:64])
+            cpu, _, batch = cpu_timed(lambda f=fast, s=states, g=problems.goals: f.plan(s, g), 1 if args.quick else 3)
+            ok = batch.status == Status.OK
+            row = {"domain": name, "pdb_states": 1 << bits, "build_seconds": round(build, 3),
+                   "expanded_per_plan": float(batch.expanded[ok].mean()),
+                   "plan_length_mean": float(batch.length[ok].mean()), "plans_per_cpu_second": round(n / cpu, 1),
+                   "statuses": batch.counts()}
+            rows.append(row)
+            print(f"{name:9s} {'2**' + str(bits):>10s} {build:>8.2f} {row['expanded_per_plan']:>8.2f} "
+                  f"{row['plan_length_mean']:>6.2f} {row['plans_per_cpu_second']:>11,.0f}", flush=True)
+            fast.close()
+    return rows
 
 
 # --- versus_c: the game-speed targets, every set against the C A* in one run ---------------------------------
@@ -699,7 +746,7 @@ def costs(args: argparse.Namespace) -> dict:
 
 
 SECTION_FUNCS = {"throughput": throughput, "heuristics": heuristics, "soldier": soldier, "overhead": overhead,
-                 "optimal": optimal, "pddl": pddl, "costs": costs, "versus_c": versus_c}
+                 "optimal": optimal, "pddl": pddl, "costs": costs, "versus_c": versus_c, "pdb": pdb_sizes}
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ def when_task(seed: int, n_problems: int = 24):
     return domain, values, goal_ix
 
 
-@pytest.mark.parametrize("heuristic", ["hmax_depth2", "hmax", "hmax_depth1", "lmcut"])
+@pytest.mark.parametrize("heuristic", ["hmax_depth2", "hmax", "hmax_depth1", "lmcut", "pdb"])
 def test_conditional_effects_reference_and_warp_agree_and_are_optimal(heuristic):
     from goap import Status
     from goap.planners.reference import ReferencePlanner

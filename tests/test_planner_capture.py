@@ -146,7 +146,7 @@ def test_captured_astar_equals_plain_calls_and_the_reference(tables, words, boun
     assert Status.OK in seen or bound == 40, seen  # (one escalated search a call: none of them ends OK)
 
 
-@pytest.mark.parametrize("heuristic", ["hmax", "hmax_depth2", "lmcut"])
+@pytest.mark.parametrize("heuristic", ["hmax", "hmax_depth2", "lmcut", "pdb"])
 def test_captured_astar_with_every_heuristic_and_the_domain_costs(tables, heuristic):
     t = tables[1]
     fast = WarpAStarPlanner(t, heuristic=heuristic, device=DEVICE, **POOLS)

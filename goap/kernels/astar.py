@@ -2,8 +2,10 @@
 
 The kernel follows `goap.planners.reference.ReferencePlanner.search` step for step (same heuristics, same float64
 sums, same (f, h, node) order on the open list, same pool checks), so both planners expand the same nodes and
-return the same statuses, costs and plans. The rules (goal test, precondition test, effects) are the ones of
-`goap.kernels.semantics`, applied to node rows: thread t's node n is row ``t * (pool + 1) + n`` of ``node_state``.
+return the same statuses, costs and plans. The ``pdb`` heuristic reads the pattern databases of the goal table
+(``pt``, built once by `goap.kernels.pdb`), scaled by a factor the per-search loop over actions computes. The
+rules (goal test, precondition test, effects) are the ones of `goap.kernels.semantics`, applied to node rows:
+thread t's node n is row ``t * (pool + 1) + n`` of ``node_state``.
 
 Costs: ``act_cost`` holds each action's least cost for the agent (its base, plus each cost term at its cheaper end,
 clamped at 0, times its type's scale; inf where disabled or not its type's): what every heuristic charges, so they
@@ -49,6 +51,7 @@ import functools
 import warp as wp
 
 from goap.kernels.codes import ST_BUDGET, ST_NO_PLAN, ST_OK, ST_SATISFIED, ST_TOO_LONG
+from goap.kernels.pdb import PatternLookup, pdb_value
 from goap.kernels.semantics import (
     CondList,
     DomainTables,
@@ -67,8 +70,9 @@ HEUR_HMAX = wp.constant(0)
 HEUR_HMAX_DEPTH2 = wp.constant(1)
 HEUR_HMAX_DEPTH1 = wp.constant(2)
 HEUR_LMCUT = wp.constant(3)
+HEUR_PDB = wp.constant(4)
 #: The heuristics' codes (``Search.heuristic``), by their names in `goap.planners.base.HEURISTICS`.
-HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3}
+HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3, "pdb": 4}
 RELAXED_AFTER = wp.constant(RELAXED_CHECK_AFTER)
 OUTSIDE = wp.constant(-2)  # cond_pos of a condition outside the goal's cone, act_left of an action outside or off
 
@@ -774,6 +778,31 @@ def unmet_goal_term(
 
 
 @wp.func
+def pdb_heuristic(
+    node_state: wp.array2d(dtype=wp.uint64), r: int, at: CondList, max_achieved: wp.array(dtype=wp.int32),
+    lay_word: wp.array(dtype=wp.int32), lay_shift: wp.array(dtype=wp.int32), lay_mask: wp.array(dtype=wp.uint64),
+    goal_start: wp.array(dtype=wp.int32), pattern_rows: wp.array2d(dtype=wp.int32),
+    fact_rows: wp.array2d(dtype=wp.int32), dist: wp.array(dtype=wp.float64), g: int, factor: wp.float64,
+    c_min: wp.float64,
+) -> wp.float64:
+    """h of node row r for ``pdb``: the scaled pattern-database value (`goap.kernels.pdb.pdb_value`), maxed with
+    the step-count bound; 0 when the goal holds, inf at a dead end."""
+    unsat = int(0)
+    for j in range(at.start[g], at.start[g + 1]):
+        v = field_value(node_state[r, at.word[j]], at.shift[j], at.mask[j])
+        if not condition_holds(v, at.op[j], at.k[j]):
+            unsat += 1
+    if unsat == 0:
+        return wp.float64(0.0)
+    term = pdb_value(node_state, r, lay_word, lay_shift, lay_mask, goal_start, pattern_rows, fact_rows, dist, g,
+                     factor)
+    if is_inf(term):
+        return wp.float64(wp.inf)
+    e = max_achieved[g]
+    return wp.max(term, wp.float64((unsat + e - 1) // e) * c_min)
+
+
+@wp.func
 def exact_cost(
     node_state: wp.array2d(dtype=wp.uint64), r: int, dt: DomainTables, q: Query, row: int, ty: int, a: int
 ) -> wp.float64:
@@ -869,7 +898,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
     def plan_astar(
         q: Query, first: int, per_thread: int, scratch_first: int, row_step: int, dt: DomainTables, gt: GoalTables,
         ct: ConditionTables, rel: Relevance, s: Search, sc: Scratch, out: Results, pending: wp.array(dtype=wp.int32),
-        keep: Carry, resume: Carry, lane: int,
+        keep: Carry, resume: Carry, lane: int, pt: PatternLookup,
     ):
         tid = wp.tid()
         # Queries first + tid * per_thread + k, k < per_thread: on the CPU one thread takes a whole span of queries
@@ -927,6 +956,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
             # action its cheapest usable achiever.
             inf = wp.float64(wp.inf)
             c_min = inf
+            factor = inf  # pdb: min over actions of positive least domain cost of the agent's least cost over it
             ty = int(0)
             if wp.static(TYPED):
                 if q.has_types != 0:
@@ -951,6 +981,9 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                         c = inf
                 sc.act_cost[t, a] = c
                 c_min = wp.min(c_min, c)
+                if s.heuristic == HEUR_PDB:
+                    if dt.min_cost[a] > wp.float64(0.0):
+                        factor = wp.min(factor, c / dt.min_cost[a])
             rx = dt.relaxed
             if s.heuristic == HEUR_HMAX_DEPTH2 and q.has_costs + q.has_enabled + wp.static(int(TYPED)) > 0:
                 for p in range(rx.n_pre):
@@ -970,7 +1003,10 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                 if cont >= resume.slots:
                     cont = -1
             h0 = wp.float64(0.0)
-            if cheap:
+            if s.heuristic == HEUR_PDB:
+                h0 = pdb_heuristic(sc.node_state, base, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask,
+                                   pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min)
+            elif cheap:
                 h0 = unmet_goal_term(
                     sc.node_state, base, sc.act_cost, sc.act_h, sc.pre_cost, t, gt.atoms, gt.achievers,
                     gt.achiever_action, gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k, lay.word,
@@ -1098,7 +1134,11 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                     known = sc.table[t, slot]
                     if known < 0:
                         h_child = wp.float64(0.0)
-                        if cheap:
+                        if s.heuristic == HEUR_PDB:
+                            h_child = pdb_heuristic(
+                                sc.node_state, spare, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask,
+                                pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min)
+                        elif cheap:
                             h_child = unmet_goal_term(
                                 sc.node_state, spare, sc.act_cost, sc.act_h, sc.pre_cost, t, gt.atoms, gt.achievers,
                                 gt.achiever_action, gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k,

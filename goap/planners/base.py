@@ -185,9 +185,10 @@ class Planner(Protocol):
 
 
 #: Admissible heuristics, node for node the same in every planner (see `goap.planners.reference`): LM-cut, full
-#: h_max, and h_max truncated after two regression levels (``hmax_depth2``) or one (``hmax_depth1``: the cheapest
-#: achiever of each unmet goal condition only). The h_max family is consistent too.
-HEURISTICS = ("lmcut", "hmax", "hmax_depth2", "hmax_depth1")
+#: h_max, h_max truncated after two regression levels (``hmax_depth2``) or one (``hmax_depth1``: the cheapest
+#: achiever of each unmet goal condition only), and pattern databases (``pdb``, `goap.planners.pdb`: exact goal
+#: distances in projections of the domain, built once per goal table). The h_max family and pdb are consistent.
+HEURISTICS = ("lmcut", "hmax", "hmax_depth2", "hmax_depth1", "pdb")
 #: The planners' default: on game-sized domains (soldier, village) hmax_depth2 makes 5-9x the plans per CPU-second
 #: of lmcut and 3-4x those of hmax, whose fewer expansions do not pay for their cost per node there.
 DEFAULT_HEURISTIC = "hmax_depth2"

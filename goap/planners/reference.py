@@ -32,6 +32,9 @@ The search, which the Warp planner follows step for step:
   - ``hmax_depth2`` (default): h_max truncated after two regression levels: a precondition p of an achiever,
     false in s, counts as the cheapest enabled achiever of p (instead of h(p)). Cheaper per node, weaker.
   - ``hmax_depth1``: h_max truncated after one level: the cheapest enabled achiever of each condition in U only.
+  - ``pdb``: pattern databases (`goap.planners.pdb`): the max over the goal's patterns of the exact abstract goal
+    distance of the state's projection, at the domain's least costs, times the agent's factor (min over actions
+    of positive least domain cost of the agent's least cost over it); inf at an abstract dead end.
   (``hmax2`` / ``hmax1``, their names before, are deprecated aliases: `goap.planners.base.RENAMED_HEURISTICS`.)
   and ceil(|U| / e) * c_min, where e is the most conditions of this goal a single action can make true and
   c_min the cheapest enabled action (each step fixes at most e conditions and costs at least c_min; c_min may
@@ -88,6 +91,7 @@ from goap.planners.base import (
     pool_levels,
     pop_limit,
 )
+from goap.planners.pdb import DEFAULT_PDB_STATES, ReferencePatterns, check_pdb_states
 
 
 class ReferencePlanner:
@@ -99,10 +103,12 @@ class ReferencePlanner:
         max_plan_length: the longest plan returned whole; longer optimal plans give TOO_LONG and a segment.
         weight: order the open list by g + weight * h (plans cost at most weight x optimal).
         greedy: order it by h alone.
-        heuristic: "hmax_depth2" (default), "lmcut", "hmax" or "hmax_depth1" (see the module docstring).
+        heuristic: "hmax_depth2" (default), "lmcut", "hmax", "hmax_depth1" or "pdb" (see the module docstring).
         growth: pool growth per escalation level (1: no escalation).
         node_ceiling: the largest pool (default ``DEFAULT_NODE_CEILING``, at least ``max_nodes``).
         device: accepted for a common signature: this planner runs on the host.
+        pdb_states: with ``heuristic="pdb"``, the abstract states per goal, all its patterns together (see
+            `goap.planners.pdb`); each goal's tables are built on first use.
     """
 
     name = "reference"
@@ -118,12 +124,15 @@ class ReferencePlanner:
         growth: int = DEFAULT_GROWTH,
         node_ceiling: int | None = None,
         device: str | None = None,
+        pdb_states: int = DEFAULT_PDB_STATES,
     ):
         heuristic = heuristic_name(heuristic)
         check_options(max_nodes, max_plan_length, weight, heuristic, growth, node_ceiling)
         self.heuristic = heuristic
         self.tables = domain if isinstance(domain, DomainTables) else encode(domain)
         self.domain = self.tables.domain
+        self.pdb_states = check_pdb_states(pdb_states)
+        self.patterns = ReferencePatterns(self.domain, self.tables.min_cost, self.pdb_states)
         self.max_nodes = int(max_nodes)
         self.max_plan_length = int(max_plan_length)
         self.weight = float(weight)
@@ -438,6 +447,22 @@ class ReferencePlanner:
                         if left[a] == 0:
                             fire(a)
             return hc, hp
+
+        if self.heuristic == "pdb":
+            patterns = self.patterns
+            factor = patterns.factor(costs, enabled)
+            want = goal.want
+
+            def pdb(state: State) -> float:
+                unsat = sum(1 for j, c in enumerate(want) if not c.holds(state[goal_facts[j]]))
+                if not unsat:
+                    return 0.0
+                term = patterns.value(want, state, factor)
+                if math.isinf(term):
+                    return math.inf
+                return max(term, -(-unsat // most_fixed) * c_min)
+
+            return pdb
 
         n_cond = len(conditions)
         atom_key = [self._cond_id.get(c, n_cond + j) for j, c in enumerate(goal.want)]

@@ -77,6 +77,7 @@ from goap.planners.base import (
     pop_limit,
     relevance,
 )
+from goap.planners.pdb import DEFAULT_PDB_STATES, check_pdb_states, pattern_tables
 
 __all__ = [
     "SCRATCH_LAYOUTS", "WarpAStarPlanner", "WarpGreedyPlanner", "WarpWeightedAStarPlanner", "scratch_bytes_per_agent",
@@ -109,12 +110,15 @@ class WarpAStarPlanner:
         max_scratch_bytes: hard cap on the search scratch held at once, all threads and levels together (4 GiB).
         weight: order the open list by g + weight * h: plans cost at most weight x optimal, found faster.
         greedy: order the open list by h alone (greedy best-first): fastest, no bound on the cost.
-        heuristic: "hmax_depth2" (default), "lmcut", "hmax" or "hmax_depth1": see `goap.planners.reference`.
+        heuristic: "hmax_depth2" (default), "lmcut", "hmax", "hmax_depth1" or "pdb": see
+            `goap.planners.reference`.
         growth: pool growth per escalation level (1: no escalation).
         node_ceiling: the largest pool (default 2**25 states, at least ``max_nodes``).
         max_escalated_nodes: default per-call bound on escalated work (pool states summed over the escalated
             searches run); None: escalate until every search ends. `plan` takes it per call too.
         scratch_layout: one of `SCRATCH_LAYOUTS` ("per_thread": the GPU's layout on the CPU).
+        pdb_states: with ``heuristic="pdb"``, the abstract states per goal, all its patterns together (see
+            `goap.planners.pdb`); the tables are built on the device once per goal table.
     """
 
     name = "warp"
@@ -135,9 +139,11 @@ class WarpAStarPlanner:
         node_ceiling: int | None = None,
         max_escalated_nodes: int | None = None,
         scratch_layout: str = "auto",
+        pdb_states: int = DEFAULT_PDB_STATES,
     ):
         heuristic = heuristic_name(heuristic)
         check_options(max_nodes, max_plan_length, weight, heuristic, growth, node_ceiling)
+        self.pdb_states = check_pdb_states(pdb_states)
         if scratch_layout not in SCRATCH_LAYOUTS:
             raise ValueError(f"scratch_layout must be one of {', '.join(SCRATCH_LAYOUTS)}, got {scratch_layout!r}")
         wp = init_warp()
@@ -194,6 +200,7 @@ class WarpAStarPlanner:
         self._dt = to_device(self.tables, DomainStruct, dev)
         self._ct = to_device(self._conds, astar.ConditionTables, dev)
         self._goal_structs: dict[int, tuple[GoalTables, Any]] = {}
+        self._no_patterns: Any = None  # the pattern struct of every heuristic but pdb (never read)
         self._sets: list[Any] = []  # level-0 scratch sets (one per CPU worker), each of _set_rows rows
         self._set_rows = 0
         self._arena: Any = None  # the escalated levels' shared scratch (bytes), and views of it by (level, rows)
@@ -376,7 +383,7 @@ class WarpAStarPlanner:
                 capacity = max(0, min(capacity, int(count.numpy()[0])))
                 if capacity == 0:
                     return out
-        gt, rel = self._goal_struct(goal_table)
+        gt, rel, pt = self._goal_struct(goal_table)
         results, copy_back = self._results(out)
         if host:
             self._pending_view[0] = 0
@@ -384,7 +391,7 @@ class WarpAStarPlanner:
             self._pending.zero_()
 
         def launch(qs: Any, first: int, rows: int, lv: int, sc: Any, scratch_first: int, lane: int = 0) -> None:
-            entry = self._recorded(qs, lv, sc, scratch_first, gt, rel, results)
+            entry = self._recorded(qs, lv, sc, scratch_first, gt, rel, results, pt)
             cmd = entry[0]
             cmd.set_param_at_index_from_ctype(1, first)
             # Searches sharing a scratch row run one after another anyway: one thread takes them all, so that the
@@ -540,12 +547,14 @@ class WarpAStarPlanner:
         return 1 if self._row_step == 0 else self._level_slots(lv, capacity, bound)
 
     # --- recorded launches -----------------------------------------------------------------------------------
-    def _recorded(self, qs: Any, lv: int, sc: Any, scratch_first: int, gt: Any, rel: Any, results: Any) -> list:
+    def _recorded(
+        self, qs: Any, lv: int, sc: Any, scratch_first: int, gt: Any, rel: Any, results: Any, pt: Any
+    ) -> list:
         """The search kernel's launch for this query struct, level, scratch set and scratch row, recorded once
         (``[launch, its inputs as recorded, goal struct, relevance, results, thread count, call checked in,
-        queries per thread, keep, resume, lane]``).
+        queries per thread, keep, resume, lane, pattern tables]``).
 
-        Packing the kernel's sixteen arguments (the table structs hold dozens of arrays) is most of a small call's
+        Packing the kernel's seventeen arguments (the table structs hold dozens of arrays) is most of a small call's
         cost; a recorded launch is replayed with only ``first``, the queries per thread and the thread count set.
         The recording itself is `goap.launch.Launcher.recorded`'s (under its lock, recorded again when Warp has
         reloaded the module), keyed by the inputs the entry was first made with, and asked once per call (Warp
@@ -560,18 +569,18 @@ class WarpAStarPlanner:
             if len(self._launches) >= 256:
                 self._launches.clear()
             inputs = [qs, 0, 1, scratch_first, self._row_step, self._dt, gt, self._ct, rel, self._searches[lv], sc,
-                      results, self._pending, self._keeps[lv], self._resumes[lv], 0]
-            entry = self._launches[key] = [None, inputs, gt, rel, results, 1, 0, 1, inputs[13], inputs[14], 0]
+                      results, self._pending, self._keeps[lv], self._resumes[lv], 0, pt]
+            entry = self._launches[key] = [None, inputs, gt, rel, results, 1, 0, 1, inputs[13], inputs[14], 0, pt]
         if entry[6] != self._calls:
             entry[6] = self._calls
             cmd = self.launcher.recorded(self.kernel, entry[1])
             if cmd is not entry[0]:  # recorded just now: with the entry's first inputs, for one thread
                 inputs = entry[1]
                 entry[0], entry[2], entry[3], entry[4], entry[5], entry[7] = cmd, inputs[6], inputs[8], inputs[11], 1, 1
-                entry[8], entry[9], entry[10] = inputs[13], inputs[14], 0
+                entry[8], entry[9], entry[10], entry[11] = inputs[13], inputs[14], 0, inputs[16]
         cmd = entry[0]
         for index, slot, value in ((6, 2, gt), (8, 3, rel), (11, 4, results), (13, 8, self._keeps[lv]),
-                                   (14, 9, self._resumes[lv])):
+                                   (14, 9, self._resumes[lv]), (16, 11, pt)):
             if entry[slot] is not value:
                 cmd.set_param_at_index(index, value)
                 entry[slot] = value
@@ -849,10 +858,52 @@ class WarpAStarPlanner:
 
         s = to_device(gt, GoalStruct, self.device)
         rel = to_device(relevance(self._conds, gt), self._k.Relevance, self.device)
+        pt = self._pattern_struct(gt)
         if len(self._goal_structs) > 64:
             self._goal_structs.clear()
-        self._goal_structs[id(gt)] = (gt, (s, rel))
-        return s, rel
+        self._goal_structs[id(gt)] = (gt, (s, rel, pt))
+        return s, rel, pt
+
+    def _pattern_struct(self, gt: GoalTables) -> Any:
+        """The pattern databases of goal table ``gt`` on the device (heuristic pdb), built there once: patterns
+        selected and projections flattened on the host (`goap.planners.pdb.pattern_tables`), the distances by
+        `goap.kernels.pdb`'s sweeps. Returns what the search reads (`goap.kernels.pdb.PatternLookup`, over the
+        same distances); other heuristics get one lookup of empty tables, never read."""
+        from goap.kernels import pdb as kp
+        from goap.kernels.semantics import to_device
+
+        wp, dev = self._wp, self.device
+        if self.heuristic != "pdb":
+            if self._no_patterns is None:
+                empty = pattern_tables(self.domain, (), self.tables.min_cost, self.pdb_states)
+                self._no_patterns = to_device(_WithDistances(empty), kp.PatternLookup, dev)
+            return self._no_patterns
+        host = pattern_tables(self.domain, gt.goals, self.tables.min_cost, self.pdb_states)
+        pt = to_device(_WithDistances(host), kp.PatternTables, dev)
+        lookup = to_device(_WithDistances(host, 0), kp.PatternLookup, dev)
+        lookup.dist = pt.dist
+        changed = wp.zeros(1, dtype=wp.int32, device=dev)
+        starts = host.dist_start
+        for p in range(host.n_patterns):
+            n = int(starts[p + 1] - starts[p])
+            wp.launch(kp.pdb_init, dim=n, inputs=[pt, p], device=dev)
+            for _sweep in range(n + 1):  # a shortest abstract path has fewer than n steps: n sweeps at most
+                changed.zero_()
+                wp.launch(kp.pdb_sweep, dim=n, inputs=[pt, p, changed], device=dev)
+                if int(changed.numpy()[0]) == 0:
+                    break
+        return lookup
+
+
+class _WithDistances:
+    """A `goap.planners.pdb.PatternTables` with room for its distances (``dist``, filled on the device)."""
+
+    def __init__(self, host: Any, n: int | None = None):
+        self._host = host
+        self.dist = np.zeros(max(1, host.n_states if n is None else n), dtype=np.float64)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._host, name)
 
 
 def _spec_bytes(spec: tuple[str, tuple[int, ...], Any]) -> int:
