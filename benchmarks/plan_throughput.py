@@ -115,6 +115,8 @@ def main() -> None:
     ap.add_argument("--sections", default=",".join(s for s in SECTIONS if s not in slow),
                     help=f"comma-separated sections to run, of: {', '.join(SECTIONS)}")
     ap.add_argument("--queries", type=int, default=20_000, help="distinct soldier queries (section soldier)")
+    ap.add_argument("--versus-heuristic", default=None,
+                    help="the Warp planner's heuristic in section versus_c (default: the planners' default)")
     ap.add_argument("--deep-queries", type=int, default=2000,
                     help="distinct village-deep and random-64 queries (section versus_c)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/results/plan_throughput.json"))
@@ -492,12 +494,17 @@ def versus_c(args: argparse.Namespace) -> dict:
     game-speed targets; the small-batch cost; expansions against plan length."""
     exe = build_c_baseline()
     repeats = 1 if args.quick else args.repeats
-    out: dict = {"c_max_nodes": C_MAX_NODES, "village_deep_cost": VILLAGE_DEEP_COST, "sets": []}
+    from goap.planners.base import DEFAULT_HEURISTIC
+
+    args.versus_heuristic = args.versus_heuristic or DEFAULT_HEURISTIC
+    out: dict = {"c_max_nodes": C_MAX_NODES, "village_deep_cost": VILLAGE_DEEP_COST, "sets": [],
+                 "heuristic": args.versus_heuristic}
+    print(f"warp heuristic: {args.versus_heuristic}")
     print(f"{'set':22s} {'warp/CPU-s':>11s} {'C/CPU-s':>10s} {'ratio':>6s} {'C fails':>8s} {'ratio on C-solved':>18s} "
           f"{'exp/plan':>9s} {'length':>7s} {'C exp':>8s}")
     for name, tables, gt, states, goals in versus_c_sets(args):
         n = len(states)
-        fast = WarpAStarPlanner(tables, device="cpu", threads=1)
+        fast = WarpAStarPlanner(tables, device="cpu", threads=1, heuristic=args.versus_heuristic)
         fast.plan(states[:256], goals[:256], goal_table=gt)
         cpu, wall, batch = cpu_timed(lambda f=fast, s=states, g=goals, t=gt: f.plan(s, g, goal_table=t), repeats)
         ok = batch.status == Status.OK
@@ -544,7 +551,7 @@ def small_batch(args: argparse.Namespace, exe: Path | None, n: int = 54) -> dict
     calls = 200 if args.quick else 1000
     res: dict = {"queries": n}
     for threads in (1, None):
-        fast = WarpAStarPlanner(tables, device="cpu", threads=threads)
+        fast = WarpAStarPlanner(tables, device="cpu", threads=threads, heuristic=args.versus_heuristic)
         out = fast.plan(states, goals)
         for _ in range(20):
             fast.plan(states, goals, out=out)
