@@ -78,8 +78,9 @@ def test_shared_scratch_rows_give_the_same_results_for_any_chunking(case, thread
     assert_equal(fast.plan(states, goals, costs), ref.plan(states, goals, costs))
     expected = ref.plan(states, goals, costs)
     assert Status.OK in set(expected.status.tolist()) and (expected.level > 0).any()  # some searches escalate
+    assert 0 < fast.carry_bytes <= fast.max_scratch_bytes // 8 + 4 * len(states)  # kept searches: their share
     if fast.device.is_cpu:  # one scratch row per worker, whatever the batch
-        assert fast.scratch_bytes <= fast.threads * fast.bytes_per_agent() + sum(
+        assert fast.scratch_bytes - fast.carry_bytes <= fast.threads * fast.bytes_per_agent() + sum(
             min(fast.threads, len(states)) * fast.bytes_per_agent(p) for p in fast.pools[1:])
 
 
@@ -122,9 +123,9 @@ def test_span_sizes_follow_the_cost_of_a_search():
     first = fast._first_wave
 
     def spy(run_span, rows, host):
-        def counted(first_row, n, sc, sf):
+        def counted(first_row, n, sc, sf, lane=0):
             spans.append(n)
-            run_span(first_row, n, sc, sf)
+            run_span(first_row, n, sc, sf, lane)
         first(counted, rows, host)
 
     fast._first_wave = spy

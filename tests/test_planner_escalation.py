@@ -250,3 +250,75 @@ def test_device_batch_rows_written_in_place_with_a_device_count():
     for name in FIELDS:
         np.testing.assert_array_equal(getattr(got, name)[rows], getattr(expected, name)[rows], err_msg=name)
     assert (got.status[:20] == Status.NOT_PLANNED).all()
+
+
+@pytest.mark.parametrize("heuristic", ["hmax_depth2", "lmcut"])
+def test_escalated_searches_continue_where_the_smaller_pool_stopped(heuristic):
+    """A search that fills its pool is kept and the next level takes it up (no work redone); the results are those
+    of the reference, which starts over, and of a planner that keeps nothing: statuses, costs, plans, expansions
+    and levels. With too few slots for every such search, the rest start over, with the same results."""
+    domain, problems, costs, enabled = random_case(34, 30, 80)
+    ref = ReferencePlanner(domain, max_nodes=16, growth=4, node_ceiling=4096, heuristic=heuristic)
+    states = ref.tables.pack_states(problems.values)
+
+    def planner(carry_room: int | None) -> WarpAStarPlanner:
+        p = WarpAStarPlanner(ref.tables, max_nodes=16, growth=4, node_ceiling=4096, heuristic=heuristic,
+                             device=DEVICE)
+        if carry_room is not None:
+            p._carry_room = carry_room
+        return p
+
+    keeps, none = planner(None), planner(0)
+    few = planner(3 * keeps._carry_slot_bytes(0) * (keeps.n_levels - 1))  # three slots a level
+    for c, e in ((None, None), (costs, enabled)):
+        r = ref.plan(states, problems.goals, c, e)
+        assert (r.level >= 2).sum() >= 3, "some searches must climb two levels or more"
+        for p in (keeps, none, few):
+            assert_batches_equal(p.plan(states, problems.goals, c, e), r)
+        kept = keeps._taken.numpy().reshape(keeps.n_levels, -1).sum(axis=1)  # slots taken per level, all lanes
+        assert kept[0] >= (r.level >= 1).sum() - (r.status == Status.NO_PLAN).sum() and kept[1] > 0
+        assert not any(none._carry_slots) and none._taken.numpy().sum() == 0
+        wanted = few._taken.numpy().reshape(few.n_levels, -1).sum(axis=1)
+        assert few._carry_slots[0] == 3 and wanted[0] > 3  # more searches wanted a slot than there were
+
+
+def _deep_dead_end():
+    """The goal needs ``g``, made from ``y``, made from ``z``, which nothing makes: relaxed-unreachable, but two
+    regression levels see only finite costs. A counter and a few switches give hundreds of reachable states."""
+    b = (DomainBuilder("dead-end").int("x", 0, 31).bool("z").bool("y").bool("g")
+         .bool("s1").bool("s2").bool("s3"))
+    b.action("inc", cost=1, pre={"x": "< 31"}, effects={"x": "+= 1"})
+    b.action("dec", cost=1, pre={"x": "> 0"}, effects={"x": "-= 1"})
+    for k in (1, 2, 3):
+        b.action(f"on{k}", cost=1, pre={f"s{k}": False}, effects={f"s{k}": True})
+        b.action(f"off{k}", cost=1, pre={f"s{k}": True}, effects={f"s{k}": False})
+    b.action("make_y", cost=2, pre={"z": True}, effects={"y": True})
+    b.action("make_g", cost=3, pre={"y": True}, effects={"g": True})
+    return b.goal("g", want={"g": True}).build()
+
+
+@pytest.mark.parametrize("heuristic", ["hmax_depth2", "hmax_depth1", "lmcut"])
+def test_a_dead_end_the_truncated_heuristics_miss_is_proved_after_a_few_expansions(heuristic):
+    from goap.planners.base import RELAXED_CHECK_AFTER, RELAXED_CHECK_HEURISTICS
+
+    domain = _deep_dead_end()
+    ref = ReferencePlanner(domain, heuristic=heuristic)
+    fast = WarpAStarPlanner(ref.tables, heuristic=heuristic, device=DEVICE)
+    states = ref.tables.pack_states(np.array([domain.default_state()], dtype=np.int64))
+    goals = np.zeros(1, np.int32)
+    r = ref.plan(states, goals)
+    assert_batches_equal(fast.plan(states, goals), r)
+    assert r.status[0] == Status.NO_PLAN and r.level[0] == 0
+    h0 = ref.heuristic_function(domain.goals[0], [float(a.cost) for a in domain.actions])(domain.default_state())
+    if heuristic in RELAXED_CHECK_HEURISTICS:  # finite at the start: proved by the check, not by exhausting
+        assert np.isfinite(h0) and r.expanded[0] == RELAXED_CHECK_AFTER
+    else:  # h_max-based: infinite at the start already
+        assert np.isinf(h0) and r.expanded[0] == 0
+    # Starting at a higher level (a row deferred earlier), the escalated search's own check proves it at once.
+    start = PlanBatch.empty(1, fast.max_plan_length)
+    start.level[0] = 1
+    deferred = fast.plan(states, goals, out=start)
+    assert deferred.status[0] == Status.NO_PLAN and deferred.expanded[0] == 0
+    again = PlanBatch.empty(1, ref.max_plan_length)
+    again.level[0] = 1
+    assert_batches_equal(deferred, ref.plan(states, goals, out=again))

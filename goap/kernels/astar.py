@@ -64,6 +64,7 @@ from goap.kernels.semantics import (
     goal_satisfied,
     term_cost,
 )
+from goap.planners.base import RELAXED_CHECK_AFTER
 
 HEUR_HMAX = wp.constant(0)
 HEUR_HMAX_DEPTH2 = wp.constant(1)
@@ -72,6 +73,7 @@ HEUR_LMCUT = wp.constant(3)
 HEUR_PDB = wp.constant(4)
 #: The heuristics' codes (``Search.heuristic``), by their names in `goap.planners.base.HEURISTICS`.
 HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3, "pdb": 4}
+RELAXED_AFTER = wp.constant(RELAXED_CHECK_AFTER)
 OUTSIDE = wp.constant(-2)  # cond_pos of a condition outside the goal's cone, act_left of an action outside or off
 
 
@@ -164,6 +166,29 @@ class Scratch:
     act_mark: wp.array2d(dtype=wp.int32)
     cond_mark: wp.array2d(dtype=wp.int32)
     reached: wp.array2d(dtype=wp.uint64)
+
+
+@wp.struct
+class Carry:
+    """Searches that outgrew level ``level``'s pool, kept so that the next level continues them (see the module
+    docstring): slot k holds one search's nodes, open list and where it stopped. ``slot_of[row]`` is the slot of a
+    row's kept search (-1: none), shared by every level; ``taken[level * lanes + lane]`` counts the slots a lane
+    handed out this call."""
+
+    state: wp.array2d(dtype=wp.uint64)  # [slots * pool, W]
+    g: wp.array2d(dtype=wp.float64)  # [slots, pool]
+    h: wp.array2d(dtype=wp.float64)
+    parent: wp.array2d(dtype=wp.int32)
+    pos: wp.array2d(dtype=wp.int32)
+    heap: wp.array2d(dtype=wp.int32)
+    head: wp.array2d(dtype=wp.int32)  # [slots, 6]: count, heap size, expanded, pops, node being expanded, action
+    slot_of: wp.array(dtype=wp.int32)
+    taken: wp.array(dtype=wp.int32)  # [levels * lanes]
+    level: int
+    slots: int  # 0: this level keeps nothing
+    lanes: int  # CPU workers launch at once, and Warp's CPU atomics are not atomic across threads: lane l (the
+    lane_slots: int  # launch's ``lane`` argument) counts in its own taken entry and owns slots l * lane_slots ...
+    pool: int
 
 
 @wp.struct
@@ -873,6 +898,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
     def plan_astar(
         q: Query, first: int, per_thread: int, scratch_first: int, row_step: int, dt: DomainTables, gt: GoalTables,
         ct: ConditionTables, rel: Relevance, s: Search, sc: Scratch, out: Results, pending: wp.array(dtype=wp.int32),
+        keep: Carry, resume: Carry, lane: int,
         pt: PatternLookup,
     ):
         tid = wp.tid()
@@ -907,6 +933,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                 out.expanded[row] = 0
                 out.cost[row] = wp.float64(wp.nan)
             if s.entry != 0:
+                if keep.slots > 0:
+                    keep.slot_of[row] = -1  # nothing kept from an earlier call: a row deferred then starts over
                 lv = wp.clamp(int(out.level[row]), 0, s.last_level + 1)
                 if lv > s.level:
                     out.level[row] = wp.int8(lv)
@@ -969,6 +997,12 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
             # No per-node tables for the truncated h_max: see unmet_goal_term.
             cheap = s.heuristic == HEUR_HMAX_DEPTH2 or s.heuristic == HEUR_HMAX_DEPTH1
             lay = dt.layout
+            cont = int(-1)  # the slot where the previous level kept this row's search, if it did
+            if s.level > 0 and resume.slots > 0:
+                cont = resume.slot_of[row]
+                resume.slot_of[row] = -1
+                if cont >= resume.slots:
+                    cont = -1
             h0 = wp.float64(0.0)
             if s.heuristic == HEUR_PDB:
                 h0 = pdb_heuristic(sc.node_state, base, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask,
@@ -978,41 +1012,82 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                     sc.node_state, base, sc.act_cost, sc.act_h, sc.pre_cost, t, gt.atoms, gt.achievers,
                     gt.achiever_action, gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k, lay.word,
                     lay.shift, lay.mask, ct.default_pre_cost, g, c_min, s.heuristic, per_agent)
-            else:
+            elif cont < 0:
                 h0 = heuristic(sc, t, base, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent)
-            if is_inf(h0):
-                out.status[row] = wp.int8(ST_NO_PLAN)
-                continue
-            if s.level > 0:  # an escalated search: prove the goal relaxed-unreachable before a large search
-                if not relaxed_reachable(sc, t, base, row, q, dt, gt, g):
-                    out.status[row] = wp.int8(ST_NO_PLAN)
-                    continue
-
-            sc.node_g[t, 0] = wp.float64(0.0)
-            sc.node_h[t, 0] = h0
-            sc.node_parent[t, 0] = -1
-            sc.table[t, find_slot(sc.node_state, sc.table, t, base, base, s.hash_mask)] = 0
-            sc.heap[t, 0] = 0
-            sc.node_pos[t, 0] = 0
             heap_size = int(1)
             count = int(1)
             expanded = int(0)
+            pops = int(0)
+            part_node = int(-1)  # a node whose expansion stopped at action part_action when the pool filled up
+            part_action = int(0)
+            if cont >= 0:
+                # The search this row began in the previous level's pool, continued where it stopped: its nodes,
+                # open list and counters as they were, the hash table rebuilt. Up to here it is the search a fresh
+                # start in this pool would have made (a pool's size changes nothing until it is full).
+                count = resume.head[cont, 0]
+                heap_size = resume.head[cont, 1]
+                expanded = resume.head[cont, 2]
+                pops = resume.head[cont, 3]
+                part_node = resume.head[cont, 4]
+                part_action = resume.head[cont, 5]
+                for n in range(count):
+                    for w in range(W):
+                        sc.node_state[base + n, w] = resume.state[cont * resume.pool + n, w]
+                    sc.node_g[t, n] = resume.g[cont, n]
+                    sc.node_h[t, n] = resume.h[cont, n]
+                    sc.node_parent[t, n] = resume.parent[cont, n]
+                    sc.node_pos[t, n] = resume.pos[cont, n]
+                    sc.table[t, find_slot(sc.node_state, sc.table, t, base, base + n, s.hash_mask)] = n
+                for k in range(heap_size):
+                    sc.heap[t, k] = resume.heap[cont, k]
+            else:
+                if is_inf(h0):
+                    out.status[row] = wp.int8(ST_NO_PLAN)
+                    continue
+                if s.level > 0:  # an escalated search: prove the goal relaxed-unreachable before a large search
+                    if not relaxed_reachable(sc, t, base, row, q, dt, gt, g):
+                        out.status[row] = wp.int8(ST_NO_PLAN)
+                        continue
+                sc.node_g[t, 0] = wp.float64(0.0)
+                sc.node_h[t, 0] = h0
+                sc.node_parent[t, 0] = -1
+                sc.table[t, find_slot(sc.node_state, sc.table, t, base, base, s.hash_mask)] = 0
+                sc.heap[t, 0] = 0
+                sc.node_pos[t, 0] = 0
             status = int(ST_NO_PLAN)
             goal_node = int(-1)
+            proved = int(0)  # 1: the goal proved relaxed-unreachable during the search
 
-            for _pop in range(s.max_pops):
-                if heap_size == 0:
-                    break
-                node = pop_first(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, heap_size, s.weight, s.greedy)
-                heap_size -= 1
-                if goal_satisfied(sc.node_state, base + node, gt.mask, gt.value, gt.ints, g):
-                    status = ST_OK
-                    goal_node = node
-                    break
-                expanded += 1
+            # At most max_pops pops in all (those of the previous pool included), plus the step that finishes a
+            # node's expansion cut short by the previous pool.
+            steps = s.max_pops - pops
+            if part_node >= 0:
+                steps += 1
+            for _pop in range(steps):
+                node = int(-1)
+                first_action = int(0)
+                if part_node >= 0:
+                    node = part_node
+                    first_action = part_action
+                    part_node = -1
+                else:
+                    if heap_size == 0:
+                        break
+                    node = pop_first(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, heap_size, s.weight, s.greedy)
+                    heap_size -= 1
+                    pops += 1
+                    if goal_satisfied(sc.node_state, base + node, gt.mask, gt.value, gt.ints, g):
+                        status = ST_OK
+                        goal_node = node
+                        break
+                    expanded += 1
+                    if expanded == RELAXED_AFTER and s.level == 0 and cheap:  # see base.RELAXED_CHECK_AFTER
+                        if not relaxed_reachable(sc, t, base, row, q, dt, gt, g):
+                            proved = 1
+                            break
                 g_node = sc.node_g[t, node]
                 r_node = base + node
-                for a in range(dt.n_actions):
+                for a in range(first_action, dt.n_actions):
                     c = sc.act_cost[t, a]
                     if is_inf(c):
                         continue
@@ -1075,6 +1150,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                             continue
                         if count >= M:
                             status = ST_BUDGET
+                            part_node = node  # the next pool takes this node up again at this action
+                            part_action = a
                             break
                         known = count
                         count += 1
@@ -1101,7 +1178,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                         sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, pos, s.weight, s.greedy)
                 if status == ST_BUDGET:
                     break
-            if status == ST_NO_PLAN and heap_size > 0:
+            if status == ST_NO_PLAN and heap_size > 0 and proved == 0:
                 status = ST_BUDGET  # the pop limit: only reopening gets here (see goap.planners.base.POP_FACTOR)
 
             out.expanded[row] = expanded
@@ -1148,6 +1225,26 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                 out.level[row] = wp.int8(s.level + 1)  # the next pool, or last_level + 1: every pool was tried
                 if s.level < s.last_level:
                     wp.atomic_add(pending, 0, 1)
+                    if keep.lane_slots > 0:  # kept for the next pool to continue, while slots last (else restarts)
+                        k = wp.atomic_add(keep.taken, keep.level * keep.lanes + lane, 1)
+                        if k < keep.lane_slots:
+                            k = lane * keep.lane_slots + k
+                            keep.head[k, 0] = count
+                            keep.head[k, 1] = heap_size
+                            keep.head[k, 2] = expanded
+                            keep.head[k, 3] = pops
+                            keep.head[k, 4] = part_node
+                            keep.head[k, 5] = part_action
+                            for n in range(count):
+                                for w in range(W):
+                                    keep.state[k * keep.pool + n, w] = sc.node_state[base + n, w]
+                                keep.g[k, n] = sc.node_g[t, n]
+                                keep.h[k, n] = sc.node_h[t, n]
+                                keep.parent[k, n] = sc.node_parent[t, n]
+                                keep.pos[k, n] = sc.node_pos[t, n]
+                            for n in range(heap_size):
+                                keep.heap[k, n] = sc.heap[t, n]
+                            keep.slot_of[row] = k
             out.status[row] = wp.int8(status)
 
             # Leave the hash table empty for the next search: clear exactly the slots this search used.

@@ -228,6 +228,12 @@ def heuristic_name(heuristic: str) -> str:
 #: reopened ones counted again, and ends BUDGET past that (the next pool level allows more). A consistent
 #: heuristic never reopens, and then a search closes at most M states: the limit is never reached.
 POP_FACTOR = 4
+#: Expansions after which a first-pool search whose heuristic does not see relaxed unreachability (the truncated
+#: h_max ones: `RELAXED_CHECK_HEURISTICS`; h_max and LM-cut are inf exactly where the goal is relaxed-unreachable)
+#: checks it once, so that an unreachable goal is proved so then rather than by exhausting the reachable states.
+#: Easy queries end before it and never pay for the check.
+RELAXED_CHECK_AFTER = 16
+RELAXED_CHECK_HEURISTICS = ("hmax_depth2", "hmax_depth1")
 
 
 def pop_limit(pool: int) -> int:

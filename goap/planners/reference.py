@@ -79,6 +79,8 @@ from goap.planners.base import (
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
     DEFAULT_NODE_CEILING,
+    RELAXED_CHECK_AFTER,
+    RELAXED_CHECK_HEURISTICS,
     PlanBatch,
     Status,
     check_inputs,
@@ -328,6 +330,10 @@ class ReferencePlanner:
                 return (*self._finish(node, g_of, parent, via, expanded), next_pool, overflow)
             closed[node] = True
             expanded += 1
+            if expanded == RELAXED_CHECK_AFTER and next_pool == 0 and self.heuristic in RELAXED_CHECK_HEURISTICS:
+                if not self.relaxed_reachable(start, goal, usable):  # proved now, in every pool (as an overflow's)
+                    overflow[0] = expanded
+                    return Status.NO_PLAN, math.nan, [], expanded, 0, math.inf, overflow
             for a in usable:
                 action = domain.actions[a]
                 if not domain.is_applicable(state, action):

@@ -33,6 +33,14 @@ CPU, per agent of a wave on a GPU (or with ``scratch_layout="per_thread"``). The
 at a time. ``max_scratch_bytes`` is a hard cap on the scratch one path holds: a first pool that does not fit in half
 of it is refused when the planner is made, and levels whose single search would not fit in the other half are
 dropped (``n_levels`` says how many remain).
+
+Escalation continues, it does not start over: a search whose pool fills up is kept (its nodes, open list, counters
+and the action it stopped at: a `goap.kernels.astar.Carry` slot per search, ``carry_bytes`` in all), and the next
+level's search of that row takes it up where it stopped, in the larger pool, with the hash table rebuilt. A pool's
+size changes nothing in a search until it is full, so the result is exactly that of a fresh search in the larger
+pool (statuses, costs, plans, expansions and levels as the reference planner's), without redoing the smaller
+pool's work. Slots are sized by the rows a level may grant and by a quarter of the first pool's half of the cap
+(taken from it); searches past the slots, and rows deferred to a later call, start over as before.
 """
 
 from __future__ import annotations
@@ -175,6 +183,9 @@ class WarpAStarPlanner:
             )
         self._first_bytes = first
         self._room = self.max_scratch_bytes - half  # the escalated levels' share
+        # The kept searches' share (see the module docstring), taken from the first pool's half.
+        self._carry_room = max(0, min(half // 4, half - first))
+        self._half0 = half - self._carry_room
         self.pools = [p for p in pool_levels(self.max_nodes, int(growth), ceiling)
                       if p == self.max_nodes or self.bytes_per_agent(p) <= self._room]
 
@@ -218,6 +229,19 @@ class WarpAStarPlanner:
         self._query = astar.Query()
         self._level_query = astar.Query()
         self._searches = [self._search_struct(lv) for lv in range(self.n_levels)]
+        # Kept searches: per level, the Carry its searches keep into and the one they continue from (level 0
+        # continues nothing, the last level keeps nothing); one slot_of over the rows, taken counters per level.
+        self._carry_held = 0
+        self._carry_rows = 0  # rows slot_of covers
+        self._carry_slots = [0] * self.n_levels
+        # Concurrent CPU launches (the workers') do not share Warp's atomics safely: each worker takes slots from its
+        # own lane (a counter and a share of the slots); a GPU's launches run one at a time, in one lane.
+        self._lanes = self.threads if dev.is_cpu else 1
+        self._taken = wp.zeros(max(1, self.n_levels) * self._lanes, dtype=wp.int32, device=dev)
+        self._taken_view = self._taken.numpy() if cpu else None
+        self._no_carry = self._carry_struct(None, 0, 0)
+        self._keeps = self._carry_keeps = [self._no_carry] * self.n_levels  # this call's, and those allocated
+        self._resumes = self._carry_resumes = [self._no_carry] * self.n_levels
         self._goal_struct(self.tables.goals)  # the domain's own goal table: ready for any call, captured ones too
 
     # --- public ---------------------------------------------------------------------------------------------
@@ -240,7 +264,12 @@ class WarpAStarPlanner:
         kept for graphs captured before they were replaced)."""
         held = len(self._sets) * self._set_rows * self._row_bytes(self.max_nodes)
         held += 0 if self._arena is None else self._arena.capacity
-        return held + self._kept_bytes
+        return held + self._kept_bytes + self.carry_bytes
+
+    @property
+    def carry_bytes(self) -> int:
+        """Device memory held for searches kept across levels (see the module docstring)."""
+        return self._carry_held
 
     def load(self) -> None:
         """Compile or load the kernel modules now rather than on the first call."""
@@ -270,6 +299,8 @@ class WarpAStarPlanner:
         self._level0_sets(self._device_rows0(capacity), 1)
         if self.n_levels > 1:
             self._compaction(capacity)
+            self._carries(capacity, capacity, self.max_escalated_nodes if max_escalated_nodes is None
+                          else max_escalated_nodes)
             bound = self.max_escalated_nodes if max_escalated_nodes is None else max_escalated_nodes
             rows = {lv: self._device_level_rows(lv, capacity, bound) for lv in range(1, self.n_levels)}
             # One arena for the largest level's need, host-sized calls on the CPU included (at most a row per
@@ -359,7 +390,7 @@ class WarpAStarPlanner:
         else:
             self._pending.zero_()
 
-        def launch(qs: Any, first: int, rows: int, lv: int, sc: Any, scratch_first: int) -> None:
+        def launch(qs: Any, first: int, rows: int, lv: int, sc: Any, scratch_first: int, lane: int = 0) -> None:
             entry = self._recorded(qs, lv, sc, scratch_first, gt, rel, results, pt)
             cmd = entry[0]
             cmd.set_param_at_index_from_ctype(1, first)
@@ -369,14 +400,24 @@ class WarpAStarPlanner:
             if entry[7] != per:
                 cmd.set_param_at_index_from_ctype(2, per)
                 entry[7] = per
+            if entry[10] != lane:  # the worker's own carry slots and counter (see Carry)
+                cmd.set_param_at_index_from_ctype(15, lane)
+                entry[10] = lane
             if entry[5] != threads:  # set_dim rebuilds the launch bounds: only when the thread count changes
                 cmd.set_dim(threads)
                 entry[5] = threads
             cmd.launch()
 
+        if self.n_levels > 1:  # searches kept across levels: slots for this call, none taken yet
+            self._carries(capacity, n, bound)
+            if host:
+                self._taken_view[:] = 0
+            else:
+                self._taken.zero_()
+
         # Wave 0: every requested row, first pool.
         started = time.perf_counter()
-        self._first_wave(lambda first, rows, sc, sf: launch(q, first, rows, 0, sc, sf), capacity, host)
+        self._first_wave(lambda first, rows, sc, sf, lane=0: launch(q, first, rows, 0, sc, sf, lane), capacity, host)
         if host:  # what a first-pool search costs here, to size the next calls' spans (see _first_wave)
             per = (time.perf_counter() - started) / capacity
             self._search_seconds = per if self._search_seconds is None else 0.5 * (self._search_seconds + per)
@@ -404,8 +445,8 @@ class WarpAStarPlanner:
                           inputs=[flags, offsets, capacity, pool, slots if bound is not None else capacity,
                                   int(bound is not None), self._budget, self._granted])
 
-                def run(first: int, rows: int, sc: Any, sf: int, lv: int = lv) -> None:
-                    launch(lq, first, rows, lv, sc, sf)
+                def run(first: int, rows: int, sc: Any, sf: int, lane: int = 0, lv: int = lv) -> None:
+                    launch(lq, first, rows, lv, sc, sf, lane)
 
                 if host:
                     granted = int(self._granted_view[0])
@@ -424,7 +465,7 @@ class WarpAStarPlanner:
     def _first_wave(self, run_span: Any, rows: int, host: bool) -> None:
         """Wave 0 over ``rows`` requested rows: CPU chunks over the shared pool, each worker with its own scratch
         set (host-sized), or fixed waves within the cap on the device path."""
-        half = self.max_scratch_bytes // 2
+        half = self._half0
         per = self._first_bytes
         if host:
             # Spans of work for the pool: about four a worker, 16..512 queries each, and worth a hand-off to
@@ -445,13 +486,13 @@ class WarpAStarPlanner:
                 return
             taken = itertools.count()  # next() is atomic under the GIL: each span is taken once
 
-            def work(sc: Any) -> None:
+            def work(sc: Any, lane: int) -> None:
                 i = next(taken)
                 while i < len(spans):
-                    run_span(spans[i][0], spans[i][1], sc, 0)
+                    run_span(spans[i][0], spans[i][1], sc, 0, lane)
                     i = next(taken)
 
-            run_parallel([functools.partial(work, sc) for sc in sets])
+            run_parallel([functools.partial(work, sc, lane) for lane, sc in enumerate(sets)])
             return
         sc = self._level0_sets(self._device_rows0(rows), 1)[0]
         wave = rows if self._row_step == 0 else self._device_rows0(rows)
@@ -466,7 +507,7 @@ class WarpAStarPlanner:
             parts = max(1, min(self.threads, searches, fit))
             sc = self._level_scratch(lv, parts)
             step = math.ceil(searches / parts)
-            run_parallel([functools.partial(run, s, min(step, searches - s), sc, k)
+            run_parallel([functools.partial(run, s, min(step, searches - s), sc, k, k)
                           for k, s in enumerate(range(0, searches, step))])
             return
         wave = max(1, min(slots, searches))
@@ -474,7 +515,8 @@ class WarpAStarPlanner:
         for start in range(0, searches, wave):
             span = min(wave, searches - start)
             step = math.ceil(span / max(1, min(self.threads, span)))
-            run_parallel([functools.partial(run, start + s, min(step, span - s), sc, s) for s in range(0, span, step)])
+            run_parallel([functools.partial(run, start + s, min(step, span - s), sc, s, lane)
+                          for lane, s in enumerate(range(0, span, step))])
 
     def _escalate_device(self, run: Any, lv: int, threads: int, slots: int) -> None:
         """Level ``lv`` for fixed dimensions: ``threads`` (the slots granted at most, or every requested row when
@@ -499,7 +541,7 @@ class WarpAStarPlanner:
         """Level-0 scratch rows of the device path: one shared row (CPU), or one per thread of a wave in the cap."""
         if self._row_step == 0:
             return 1
-        return max(1, min(capacity, (self.max_scratch_bytes // 2) // self._first_bytes))
+        return max(1, min(capacity, self._half0 // self._first_bytes))
 
     def _device_level_rows(self, lv: int, capacity: int, bound: int | None) -> int:
         return 1 if self._row_step == 0 else self._level_slots(lv, capacity, bound)
@@ -510,9 +552,9 @@ class WarpAStarPlanner:
     ) -> list:
         """The search kernel's launch for this query struct, level, scratch set and scratch row, recorded once
         (``[launch, its inputs as recorded, goal struct, relevance, results, thread count, call checked in,
-        queries per thread, pattern tables]``).
+        queries per thread, keep, resume, lane, pattern tables]``).
 
-        Packing the kernel's fourteen arguments (the table structs hold dozens of arrays) is most of a small call's
+        Packing the kernel's seventeen arguments (the table structs hold dozens of arrays) is most of a small call's
         cost; a recorded launch is replayed with only ``first``, the queries per thread and the thread count set.
         The recording itself is `goap.launch.Launcher.recorded`'s (under its lock, recorded again when Warp has
         reloaded the module), keyed by the inputs the entry was first made with, and asked once per call (Warp
@@ -527,17 +569,18 @@ class WarpAStarPlanner:
             if len(self._launches) >= 256:
                 self._launches.clear()
             inputs = [qs, 0, 1, scratch_first, self._row_step, self._dt, gt, self._ct, rel, self._searches[lv], sc,
-                      results, self._pending, pt]
-            entry = self._launches[key] = [None, inputs, gt, rel, results, 1, 0, 1, pt]
+                      results, self._pending, self._keeps[lv], self._resumes[lv], 0, pt]
+            entry = self._launches[key] = [None, inputs, gt, rel, results, 1, 0, 1, inputs[13], inputs[14], 0, pt]
         if entry[6] != self._calls:
             entry[6] = self._calls
             cmd = self.launcher.recorded(self.kernel, entry[1])
             if cmd is not entry[0]:  # recorded just now: with the entry's first inputs, for one thread
                 inputs = entry[1]
                 entry[0], entry[2], entry[3], entry[4], entry[5], entry[7] = cmd, inputs[6], inputs[8], inputs[11], 1, 1
-                entry[8] = inputs[13]
+                entry[8], entry[9], entry[10], entry[11] = inputs[13], inputs[14], 0, inputs[16]
         cmd = entry[0]
-        for index, slot, value in ((6, 2, gt), (8, 3, rel), (11, 4, results), (13, 8, pt)):
+        for index, slot, value in ((6, 2, gt), (8, 3, rel), (11, 4, results), (13, 8, self._keeps[lv]),
+                                   (14, 9, self._resumes[lv]), (16, 11, pt)):
             if entry[slot] is not value:
                 cmd.set_param_at_index(index, value)
                 entry[slot] = value
@@ -652,6 +695,66 @@ class WarpAStarPlanner:
                 shape, dtype=dtype, device=dev)
             setattr(s, name, arr)
         return s
+
+    def _carry_slot_bytes(self, lv: int) -> int:
+        """Bytes one kept search of level ``lv`` takes: its pool's states, g, h, parent, position and heap."""
+        pool = self.pools[lv]
+        return pool * (8 * self.tables.n_words + 8 + 8 + 4 + 4 + 4) + 6 * 4
+
+    def _carries(self, capacity: int, rows: int, bound: int | None) -> None:
+        """Carry slots for a call of ``capacity`` requested rows over ``rows`` state rows: per level below the last,
+        as many as the next level may grant (`_level_slots`) within that level's part of the carry share (grown,
+        never shrunk)."""
+        levels = self.n_levels - 1
+        share = self._carry_room // max(1, levels)
+        want = [min(self._level_slots(lv + 1, capacity, bound), share // self._carry_slot_bytes(lv))
+                for lv in range(levels)]
+        grow = rows > self._carry_rows or any(w > have for w, have in zip(want, self._carry_slots, strict=False))
+        if grow and capturing(self.device):
+            # Not reserved for this many rows: this call keeps nothing (its results are the same; escalated
+            # searches start over), rather than allocate inside the capture.
+            self._keeps = self._resumes = [self._no_carry] * self.n_levels
+            return
+        self._keeps, self._resumes = self._carry_keeps, self._carry_resumes
+        if not grow:
+            return
+        old = [c for c in self._carry_keeps if c is not self._no_carry]
+        self._keep(old, 0)
+        if old and self._pinned:
+            self._kept_bytes += self._carry_held
+        wp, dev = self._wp, self.device
+        n_rows = max(rows, self._carry_rows, 1)
+        slot_of = wp.full(n_rows, -1, dtype=wp.int32, device=dev)
+        slots = [max(w, have) for w, have in zip(want, self._carry_slots, strict=False)]
+        held = 4 * n_rows
+        keeps = []
+        for lv in range(levels):
+            c = self._carry_struct(slot_of, lv, slots[lv])
+            held += 0 if slots[lv] == 0 else slots[lv] * self._carry_slot_bytes(lv)
+            keeps.append(c)
+        self._carry_rows, self._carry_slots, self._carry_held = n_rows, slots + [0], held
+        self._keeps = self._carry_keeps = keeps + [self._no_carry]
+        self._resumes = self._carry_resumes = [self._no_carry] + keeps
+
+    def _carry_struct(self, slot_of: Any, lv: int, slots: int) -> Any:
+        """A Carry of ``slots`` kept searches of level ``lv`` (arrays of one element when it keeps none)."""
+        wp, dev = self._wp, self.device
+        c = self._k.Carry()
+        pool = self.pools[lv] if slots else 1
+        k = max(1, slots)
+        c.state = wp.empty((k * pool, self.tables.n_words), dtype=wp.uint64, device=dev)
+        for name, dtype in (("g", wp.float64), ("h", wp.float64), ("parent", wp.int32), ("pos", wp.int32),
+                            ("heap", wp.int32)):
+            setattr(c, name, wp.empty((k, pool), dtype=dtype, device=dev))
+        c.head = wp.empty((k, 6), dtype=wp.int32, device=dev)
+        c.slot_of = slot_of if slot_of is not None else wp.full(1, -1, dtype=wp.int32, device=dev)
+        c.taken = self._taken
+        c.level = lv
+        c.slots = slots
+        c.lanes = self._lanes
+        c.lane_slots = slots // self._lanes
+        c.pool = pool
+        return c
 
     def _compaction(self, capacity: int) -> tuple[Any, Any, Any]:
         if self._compact is None or self._compact[0] < capacity:
