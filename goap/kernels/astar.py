@@ -898,8 +898,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
     def plan_astar(
         q: Query, first: int, per_thread: int, scratch_first: int, row_step: int, dt: DomainTables, gt: GoalTables,
         ct: ConditionTables, rel: Relevance, s: Search, sc: Scratch, out: Results, pending: wp.array(dtype=wp.int32),
-        keep: Carry, resume: Carry, lane: int,
-        pt: PatternLookup,
+        keep: Carry, resume: Carry, lane: int, pt: PatternLookup,
     ):
         tid = wp.tid()
         # Queries first + tid * per_thread + k, k < per_thread: on the CPU one thread takes a whole span of queries
