@@ -235,31 +235,48 @@ class UtilitySelector:
         return self.scores(_host(brain.states), _host(brain.priorities))
 
     def score_rows(self, brain: Brain, rows: Any) -> torch.Tensor:
-        """float32 [len(rows), G] scores of the agents ``rows`` (a device int32 Warp array of the brain's): their
-        packed states and priorities are gathered through zero-copy torch views of the brain's arrays, and run
-        through the model in one batch on the selector's device. With ``cache`` on, each agent's predictions are
-        kept and only the rows whose packed state changed since that agent's last prediction are run through
-        the model. ``last_rows`` keeps the rows scored when ``keep_predictions`` is on."""
+        """float32 [len(rows), G] scores of the agents ``rows`` (a device int32 Warp array of the brain's), with
+        their priorities now: ``priority * mult + add`` of `score_factors`."""
+        mult, add = self.score_factors(brain, rows)
+        idx = self._row_index(rows)
+        prio = _torch_view(brain.priorities).index_select(0, idx).to(self.device)
+        return (prio * mult + add).float().contiguous()
+
+    def score_factors(self, brain: Brain, rows: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """The torch path's row scorer: (factor, term), each float32 [len(rows), G], for the agents ``rows`` (a
+        device int32 Warp array of the brain's): their packed states are gathered through zero-copy torch views of
+        the brain's arrays and run through the model in one batch on the selector's device; ``factor = P ** alpha``
+        and ``term = beta * value - gamma * cost``, which the brain combines with each tick's priorities
+        (``priority * factor + term``, `goap.kernels.tick.decide`). With ``cache`` on, each agent's predictions are
+        kept and only the rows whose packed state changed since that agent's last prediction are run through the
+        model. ``last_rows`` keeps the rows scored when ``keep_predictions`` is on."""
         import warp as wp
 
         t0 = time.perf_counter()
         with torch.no_grad():
-            idx = wp.to_torch(rows).long()
+            idx = self._row_index(rows)
             states = wp.to_torch(brain.states.view(wp.int64)).index_select(0, idx).to(self.device)
-            prio = wp.to_torch(brain.priorities).index_select(0, idx).to(self.device)
             p, cost, value = self._row_predictions(brain, idx.to(self.device), states)
-            score = prio * p.pow(self.alpha) if self.alpha != 1.0 else prio * p
+            mult = p.pow(self.alpha) if self.alpha != 1.0 else p
+            add = torch.zeros_like(p)
             if self.beta:
-                score = score + self.beta * value
+                add = add + self.beta * value
             if self.gamma:
-                score = score - self.gamma * cost
+                add = add - self.gamma * cost
             if self.keep_predictions:
+                prio = _torch_view(brain.priorities).index_select(0, idx).to(self.device)
                 self.last_rows = idx.cpu().numpy().copy()
                 self.last = {"p_feasible": p.cpu().numpy().copy(), "cost": cost.cpu().numpy().copy(),
-                             "value": value.cpu().numpy().copy(), "score": score.cpu().numpy().copy()}
+                             "value": value.cpu().numpy().copy(), "score": (prio * mult + add).cpu().numpy()}
         self.calls += 1
         self.seconds += time.perf_counter() - t0
-        return score.float().contiguous()
+        return mult.float().contiguous(), add.float().contiguous()
+
+    @staticmethod
+    def _row_index(rows: Any) -> torch.Tensor:
+        import warp as wp
+
+        return wp.to_torch(rows).long()
 
     def launch_scores(self, brain: Brain, *, rows: Any, count: Any, dim: int, mult: Any, add: Any, goals: Any,
                       rules: Any) -> None:
@@ -306,6 +323,12 @@ class UtilitySelector:
     def __repr__(self) -> str:
         return (f"UtilitySelector(domain={self.model.domain_name!r}, alpha={self.alpha}, beta={self.beta}, "
                 f"gamma={self.gamma}, device={str(self.device)!r}, backend={self.backend!r})")
+
+
+def _torch_view(a: Any) -> torch.Tensor:
+    import warp as wp
+
+    return wp.to_torch(a)
 
 
 def _host(a: Any) -> np.ndarray:

@@ -326,7 +326,8 @@ class Pipeline:
             return
         rows = ids[:n]
         G = self.arrays.priorities.shape[1]
-        out = self.goal_scorer.score_rows(self, rows)
+        factors = getattr(self.goal_scorer, "score_factors", None)
+        out = factors(self, rows) if callable(factors) else self.goal_scorer.score_rows(self, rows)
         affine = isinstance(out, tuple)
         if affine and len(out) != 2:
             raise ValueError(f"goal_scorer.score_rows returned a tuple of {len(out)}; expected scores or (factor, "
