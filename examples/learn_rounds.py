@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, default=3, help="fresh seeds of the final comparison")
     p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--beta", default="auto", help="weight of the value term, or 'auto'")
+    p.add_argument("--gamma", default="auto", help="weight of the plan-cost term, or 'auto'")
     p.add_argument("--hidden", default=None, help="hidden sizes of the models (default 32,32)")
     p.add_argument("--every", type=int, default=16, help="ticks between two scorings of an agent that pursues a goal")
     p.add_argument("--backend", default="auto", help="the selector's backend: auto, warp or torch")
@@ -54,14 +55,15 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         beta = args.beta if args.beta == "auto" else float(args.beta)
+        gamma = args.gamma if args.gamma == "auto" else float(args.gamma)
         hidden = ROUND_HIDDEN if args.hidden is None else parse_hidden(args.hidden)
     except ValueError as e:
-        p.error(f"--beta must be a number or 'auto', got {args.beta!r}" if "hidden" not in str(e) else str(e))
+        p.error(str(e) if "hidden" in str(e) else f"--beta and --gamma must be numbers or 'auto' ({e})")
     results = []
     for world in (w.strip() for w in args.worlds.split(",") if w.strip()):
         opts = RoundOptions(world=world, rounds=args.rounds, agents=args.agents, ticks=args.ticks, seeds=args.seeds,
-                            epochs=args.epochs, beta=beta, seed=args.seed, hidden=hidden, device=args.device,
-                            plan_budget=args.plan_budget, every=args.every, backend=args.backend)
+                            epochs=args.epochs, beta=beta, gamma=gamma, seed=args.seed, hidden=hidden,
+                            device=args.device, plan_budget=args.plan_budget, every=args.every, backend=args.backend)
         out = None
         if args.models:
             Path(args.models).mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ from goap.outcomes import OutcomeLog  # noqa: E402
 from goap.registry import load_world  # noqa: E402
 from tests.test_learn import synth_domain, synth_log  # noqa: E402
 
+
 def goap(argv: list[str]) -> int:
     """``goap ARGV`` in this process: its exit code (2 for a usage error, which argparse raises as SystemExit)."""
     try:

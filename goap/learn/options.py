@@ -40,6 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     rounds.add_argument("--compare-seeds", type=non_negative_int, default=3, metavar="N",
                         help="fresh seeds of the final comparison, priority against utility (default 3; 0: none)")
     rounds.add_argument("--beta", default="auto", help="weight of the value term, a number or 'auto' (default)")
+    rounds.add_argument("--gamma", default="auto",
+                        help="weight of the plan-cost term, a number or 'auto' (default: 2 mean priority / mean cost)")
     rounds.add_argument("--every", type=positive_int, default=16,
                         help="the selector scores each agent that pursues a goal every E ticks (default 16)")
     rounds.add_argument("--plan-budget", type=positive_int, default=None,

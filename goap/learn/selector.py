@@ -57,9 +57,10 @@ class UtilitySelector:
     Args:
         model: a model trained on ``domain`` (refused otherwise, ValueError).
         domain: the brain's domain (or its tables).
-        alpha: exponent of P(plan found) on the priority.
-        beta: weight of the expected reward per tick.
-        gamma: weight of the expected plan cost (subtracted).
+        alpha: exponent of P(plan found) on the priority (default 1).
+        beta: weight of the expected reward per tick (default: the model's ``summary["beta"]``, which
+            ``goap train --rounds`` sets, else 4).
+        gamma: weight of the expected plan cost, subtracted (default: the model's ``summary["gamma"]``, else 0).
         device: torch device for the forward pass ("cpu", "cuda", "cuda:0", ...).
         keep_predictions: keep the last tick's predictions in ``last`` (numpy [N, G] each), for inspection.
         cache: run only the agents whose packed state changed since the last call through the model (the
@@ -81,9 +82,9 @@ class UtilitySelector:
         self,
         model: UtilityModel,
         domain: Domain | DomainTables,
-        alpha: float = DEFAULT_ALPHA,
-        beta: float = DEFAULT_BETA,
-        gamma: float = DEFAULT_GAMMA,
+        alpha: float | None = None,
+        beta: float | None = None,
+        gamma: float | None = None,
         *,
         device: Any = "cpu",
         keep_predictions: bool = False,
@@ -92,6 +93,10 @@ class UtilitySelector:
         every: int = 16,
         backend: str = "auto",
     ):
+        learned = getattr(model, "summary", None) or {}  # the weights the model was trained in rounds with
+        alpha = DEFAULT_ALPHA if alpha is None else alpha
+        beta = float(learned.get("beta", DEFAULT_BETA)) if beta is None else beta
+        gamma = float(learned.get("gamma", DEFAULT_GAMMA)) if gamma is None else gamma
         for name, v in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
             if not np.isfinite(v) or v < 0:
                 raise ValueError(f"{name} must be a finite number >= 0, got {v}")
