@@ -76,24 +76,6 @@ def test_fused_factors_equal_the_torch_path_for_the_listed_agents_only(hidden):
     assert fused.rows_predicted == len(rows)
 
 
-def test_a_goal_at_priority_zero_is_not_run_and_competes_at_its_plain_priority():
-    domain, brain = synth_brain(10, seed=3)
-    model = random_model(domain, (16,), seed=2)
-    prio = brain.priorities.numpy().copy()
-    prio[[2, 5], 1] = 0.0  # goal 1 switched off for agents 2 and 5
-    prio[5, 0] = 0.0  # and every goal for agent 5: it is not run through the model at all
-    brain.assign("priorities", prio)
-    fused = UtilitySelector(model, domain, beta=0.8, gamma=0.3, backend="warp", cache=False)
-    ref = UtilitySelector(model, domain, beta=0.8, gamma=0.3, backend="torch", cache=False)
-    rows = np.array([1, 2, 5])
-    mult, add = fused_factors(fused, brain, rows)
-    m_ref, a_ref = (t.numpy() for t in ref.score_factors(brain, wp.array(rows.astype(np.int32))))
-    assert mult[2, 1] == 1.0 and add[2, 1] == 0.0 and (mult[5] == 1.0).all() and (add[5] == 0.0).all()
-    np.testing.assert_allclose(mult[[1, 2], 0], m_ref[[0, 1], 0], rtol=2e-5, atol=2e-6)
-    np.testing.assert_allclose(mult[1], m_ref[0], rtol=2e-5, atol=2e-6)
-    assert fused.rows_predicted == 2  # agents 1 and 2
-
-
 def test_the_fused_cache_runs_only_the_changed_agents_and_matches_a_full_recompute():
     domain, brain = synth_brain(30, seed=2)
     model = random_model(domain, (16, 16), seed=3)

@@ -7,16 +7,13 @@ due (`goap.kernels.tick.select_due`), one thread per listed agent:
 
 1. the state part of the first layer straight from the packed words (``W_s x + b``: a row of weights per bool or
    int fact, scaled as in `goap.learn.features`, and one per enum fact's value);
-2. per goal the agent may pick now (priority > 0 in its row and for its type), the goal's column of the first
-   layer, the hidden layers (ReLU) and the three heads, decoded as `UtilityModel.decode` does (a C++ snippet,
-   `_FORWARD`, with the width fixed at compile time so the compiler vectorises the loops);
+2. per goal the agent's type may pick, the goal's column of the first layer, the hidden layers (ReLU) and the
+   three heads, decoded as `UtilityModel.decode` does (a C++ snippet, `_FORWARD`, with the width fixed at compile
+   time so the compiler vectorises the loops);
 3. the score as the brain's factor and term (`goap.kernels.tick.decide` compares ``priority * mult + add``):
    ``mult = P ** alpha`` and ``add = beta * value - gamma * cost``, so ``priority * P ** alpha + beta * value -
    gamma * cost`` with the priority of the tick the goal is compared on, not of the tick the agent was last
-   scored. A goal at priority <= 0 is not run through the model (``decide`` cannot pick it) and, unless its
-   prediction for this state is kept, gets factor 1 and term 0: should the world raise its priority before the
-   agent is scored again, it competes at its plain priority (an emergency the world raises is not held back by a
-   model that was never asked about it).
+   scored. A goal the type never picks gets factor 1 and term 0.
 
 The predictions of each (agent, goal) are kept with the packed state they were made for, so an agent whose state
 did not change since is not run through the model again (``cache``), as in the torch path.
@@ -175,9 +172,8 @@ def _make_kernel(H: int) -> Any:
         ty = agent_type_of(agents, rules, i)
         todo = int(0)  # noqa: UP018 (a dynamic variable for Warp: it changes inside the loop)
         for g in range(gt.n_goals):
-            if rules.type_priority[ty, g] <= 0.0 or agents.priorities[i, g] <= 0.0:  # not pickable now
-                if known[i, g] == wp.int8(2):
-                    known[i, g] = wp.int8(0)
+            if rules.type_priority[ty, g] <= 0.0:  # never picked by this agent's type: not predicted
+                known[i, g] = wp.int8(0)
             elif known[i, g] == wp.int8(0):
                 known[i, g] = wp.int8(2)
                 todo += 1
@@ -192,8 +188,8 @@ def _make_kernel(H: int) -> Any:
                 pred[i, g, 1] = wp.max(wp.exp(pred[i, g, 1] * params[4] + params[3]) - 1.0, 0.0)
                 pred[i, g, 2] = pred[i, g, 2] * params[6] + params[5]
                 known[i, g] = wp.int8(1)
-            elif known[i, g] == wp.int8(0):  # never asked about (priority <= 0 when the agent was scored): the
-                mult[i, g] = 1.0  # plain priority until the agent is scored again
+            elif known[i, g] == wp.int8(0):  # the type never picks it: the plain priority
+                mult[i, g] = 1.0
                 add[i, g] = 0.0
                 continue
             p = pred[i, g, 0]
