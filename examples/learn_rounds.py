@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--beta", default="auto", help="weight of the value term, or 'auto'")
     p.add_argument("--gamma", default="auto", help="weight of the plan-cost term, or 'auto'")
-    p.add_argument("--hidden", default=None, help="hidden sizes of the models (default 32,32)")
+    p.add_argument("--hidden", default=None, help="hidden sizes of the models (default 32: one layer)")
     p.add_argument("--every", type=int, default=16, help="ticks between two scorings of an agent that pursues a goal")
     p.add_argument("--backend", default="auto", help="the selector's backend: auto, warp or torch")
     p.add_argument("--seed", type=int, default=0)

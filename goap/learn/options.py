@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--domain", metavar="FILE",
                         help="the log's domain file (default: the known world whose domain the log is of)")
     parser.add_argument("--hidden", default=None,
-                        help="hidden layer sizes, comma-separated (default 64,64; 32,32 with --rounds)")
+                        help="hidden layer sizes, comma-separated (default 64,64; 32 with --rounds)")
     parser.add_argument("--batch-size", type=positive_int, default=512, help="minibatch size (default 512)")
     parser.add_argument("--lr", type=positive_float, default=3e-3, help="Adam's learning rate (default 0.003)")
     parser.add_argument("--held-out", type=fraction, default=0.2, help="fraction of rows held out (default 0.2)")
