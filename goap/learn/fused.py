@@ -259,6 +259,7 @@ class FusedScorer:
         self.params = wp.zeros(8, dtype=wp.float32, device=dev)
         self.predicted = wp.zeros(1, dtype=wp.int64, device=dev)
         self.kernel = kernel_for(H)
+        self.kernel.module.load(self.device)  # compiled or read from Warp's cache now, not in a tick
         self._caches: dict[tuple, dict[str, Any]] = {}  # per brain (a few kept)
 
     def set_params(self, alpha: float, beta: float, gamma: float, stats: dict[str, float]) -> None:

@@ -291,12 +291,12 @@ class UtilitySelector:
         runs plain)."""
         from goap.learn.fused import FusedScorer
 
-        t0 = time.perf_counter()
         key = str(brain.device)
         fused = self._fused.get(key)
         if fused is None:
             fused = self._fused[key] = FusedScorer(self.model, self.layout, brain.device)
             fused.set_params(self._alpha, self._beta, self._gamma, self.model.stats)
+        t0 = time.perf_counter()
         fused.launch(brain, rows, count, dim, mult, add, goals, rules, cache=self.cache)
         self.calls += 1
         self.seconds += time.perf_counter() - t0
