@@ -41,9 +41,10 @@ from goap.learn.features import FeatureLayout
 
 #: Hidden widths a kernel is compiled for; a model's widest layer is padded up to the first that fits.
 WIDTHS = (16, 32, 64, 128)
-#: Listed agents per CPU span: below twice this one launch does it all (measured at 2,000 village agents, about
-#: 140 listed a tick: one launch 0.17 ms, two spans on the pool 0.37 ms on a loaded 2-core machine).
-SPAN_ROWS = 256
+#: Listed agents per CPU span: below twice this one launch does it all. Spans on the shared pool cost more than
+#: they save on a loaded 2-core machine (10,000 village agents, about 700 listed a tick: the scoring step's median
+#: 0.73 ms and mean 0.80 ms in one launch, 0.85 and 1.66 ms in two spans).
+SPAN_ROWS = 2048
 
 _kernels: dict[int, Any] = {}
 _lock = threading.Lock()
