@@ -76,6 +76,33 @@ def test_fused_factors_equal_the_torch_path_for_the_listed_agents_only(hidden):
     assert fused.rows_predicted == len(rows)
 
 
+def test_in_a_brain_the_kernel_scores_exactly_the_agents_due():
+    """``rows=None`` (what the brain passes): the kernel tests every agent and scores those due this tick (no goal,
+    a goal that holds, or the stagger), nobody else; the same agents `select_due` lists for a row scorer."""
+    domain = abc_domain()
+    n, every = 30, 4
+    brain = Brain(domain, n, planner="reference")
+    t = brain.tables
+    goal = np.full(n, 1, dtype=np.int32)  # gb: holds where b is set
+    goal[[0, 7, 12]] = -1  # no goal: due
+    states = np.stack([t.pack({"b": bool(i in (3, 9))}) for i in range(n)])  # gb holds for 3 and 9: due
+    brain.assign("goal", goal)
+    brain.assign("states", states)
+    tick = int(brain.clock.numpy()[0])
+    want = sorted({0, 7, 12, 3, 9} | {i for i in range(n) if (i + tick) % every == 0})
+    selector = UtilitySelector(random_model(domain, (16,), seed=1), domain, backend="warp", cache=False)
+    brain._score_mult.fill_(-7.0)
+    brain._score_add.fill_(-7.0)
+    selector.launch_scores(brain, rows=None, count=None, dim=n, every=every, mult=brain._score_mult,
+                           add=brain._score_add, goals=brain._tables_d.goals, rules=brain._rules)
+    changed = np.flatnonzero((brain._score_mult.numpy() != -7.0).any(axis=1))
+    assert changed.tolist() == want
+    assert selector.rows_predicted == len(want)
+    brain.launcher.launch(brain._kernels.select_due, n, [brain.agents, brain.clock, brain._tables_d.goals, every,
+                                                         brain._event_flag])
+    assert np.flatnonzero(brain._event_flag.numpy()).tolist() == want  # the row scorer's list
+
+
 def test_the_fused_cache_runs_only_the_changed_agents_and_matches_a_full_recompute():
     domain, brain = synth_brain(30, seed=2)
     model = random_model(domain, (16, 16), seed=3)

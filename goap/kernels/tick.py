@@ -678,24 +678,29 @@ def scatter_list(
         count[0] = total
 
 
+@wp.func
+def scoring_due(agents: Agents, tick: wp.array(dtype=wp.int64), gt: GoalTables, every: int, i: int) -> bool:
+    """Whether a goal scorer scores agent ``i`` this tick: a live agent that will choose a goal afresh (no goal, or
+    its goal holds now) or, staggered by index, every ``every`` ticks any other (``(i + tick) % every == 0``), so
+    that a pursued goal can still be outscored."""
+    if not agents.alive[i]:
+        return False
+    g = agents.goal[i]
+    if g < 0:
+        return True
+    if goal_satisfied(agents.states, i, gt.mask, gt.value, gt.ints, g):
+        return True
+    return (wp.int64(i) + tick[0]) % wp.int64(every) == wp.int64(0)
+
+
 @wp.kernel
 def select_due(
     agents: Agents, tick: wp.array(dtype=wp.int64), gt: GoalTables, every: int, flag: wp.array(dtype=wp.int32),
 ):
-    """The agents a row scorer scores this tick (flag 1): live agents that will choose a goal afresh (no goal, or
-    their goal holds now) and, staggered by index, every ``every`` ticks each of the others (``(i + tick) %
-    every == 0``), so that a pursued goal can still be outscored."""
+    """The agents a row scorer scores this tick (flag 1; `scoring_due`)."""
     i = wp.tid()
     flag[i] = 0
-    if not agents.alive[i]:
-        return
-    g = agents.goal[i]
-    due = g < 0
-    if not due:
-        due = goal_satisfied(agents.states, i, gt.mask, gt.value, gt.ints, g)
-    if not due:
-        due = (wp.int64(i) + tick[0]) % wp.int64(every) == wp.int64(0)
-    if due:
+    if scoring_due(agents, tick, gt, every, i):
         flag[i] = 1
 
 

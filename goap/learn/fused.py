@@ -2,8 +2,10 @@
 
 Why: the torch path pays about thirty small torch operations a tick (feature unpacking, three layers, decoding,
 the score, the gathers and the scatter), each with its own dispatch cost, for a few dozen rows; at 2,000 village
-agents that is more than the tick's 10% budget. Here one kernel does it all for the agents a brain has listed as
-due (`goap.kernels.tick.select_due`), one thread per listed agent:
+agents that is more than the tick's 10% budget. Here one kernel does it all, one thread per agent: in a brain it
+tests each agent for being due this tick (`goap.kernels.tick.scoring_due`, the rule the row scorer's compacted list
+follows: tested in place, the list, its scan and its count cost more than the test at 2,000 agents) and returns
+at once for the others; given a list (``rows``, ``count``), it scores the agents listed. For each agent scored:
 
 1. the state part of the first layer straight from the packed words (``W_s x + b``: a row of weights per bool or
    int fact, scaled as in `goap.learn.features`, and one per enum fact's value);
@@ -36,7 +38,7 @@ import warp as wp
 
 from goap.kernels.agents import Agents
 from goap.kernels.semantics import GoalTables
-from goap.kernels.tick import Rules, agent_type_of
+from goap.kernels.tick import Rules, agent_type_of, scoring_due
 from goap.learn.features import FeatureLayout
 
 #: Hidden widths a kernel is compiled for; a model's widest layer is padded up to the first that fits.
@@ -45,6 +47,8 @@ WIDTHS = (16, 32, 64, 128)
 #: they save on a loaded 2-core machine (10,000 village agents, about 700 listed a tick: the scoring step's median
 #: 0.73 ms and mean 0.80 ms in one launch, 0.85 and 1.66 ms in two spans).
 SPAN_ROWS = 2048
+#: Agents per CPU span when the kernel tests every agent (most return at once): below twice this, one launch.
+ALL_ROWS = 16384
 
 _kernels: dict[int, Any] = {}
 _lock = threading.Lock()
@@ -151,13 +155,17 @@ def _make_kernel(H: int) -> Any:
         # per-agent cache: the state the predictions were made for, which goals' are known (1) or due now (2)
         seen: wp.array2d(dtype=wp.uint64), known: wp.array2d(dtype=wp.int8), pred: wp.array3d(dtype=wp.float32),
         use_cache: int, mult: wp.array2d(dtype=wp.float32), add: wp.array2d(dtype=wp.float32),
-        predicted: wp.array(dtype=wp.int64), first: int,
+        predicted: wp.array(dtype=wp.int64), listed: int, every: int, first: int,
     ):
         t = wp.tid() + first
-        if t >= count[0]:
-            return
-        i = rows[t]
-        if i < 0:
+        i = t
+        if listed != 0:  # the agents rows[:count[0]]
+            if t >= count[0]:
+                return
+            i = rows[t]
+            if i < 0:
+                return
+        elif not scoring_due(agents, tick, gt, every, i):  # every agent: those due this tick
             return
         states = agents.states
         W = states.shape[1]
@@ -259,6 +267,7 @@ class FusedScorer:
         ]
         self.params = wp.zeros(8, dtype=wp.float32, device=dev)
         self.predicted = wp.zeros(1, dtype=wp.int64, device=dev)
+        self._no_rows = wp.zeros(1, dtype=wp.int32, device=dev)  # the list's place when every agent is tested
         self.kernel = kernel_for(H)
         self.kernel.module.load(self.device)  # compiled or read from Warp's cache now, not in a tick
         self._caches: dict[tuple, dict[str, Any]] = {}  # per brain (a few kept)
@@ -288,18 +297,24 @@ class FusedScorer:
         return got
 
     def launch(self, brain: Any, rows: Any, count: Any, dim: int, mult: Any, add: Any, goals: Any, rules: Any,
-               cache: bool) -> None:
-        """Score the first ``count[0]`` agents of ``rows`` (``dim`` threads: the count itself where the host may read
-        it, else an upper bound) into the brain's score buffers ``mult`` and ``add``; device work only."""
+               cache: bool, every: int = 1) -> None:
+        """Score into the brain's score buffers ``mult`` and ``add``, device work only: with ``rows``, the first
+        ``count[0]`` agents listed (``dim`` threads: the count itself where the host may read it, else an upper
+        bound); with ``rows=None``, the agents due this tick (`goap.kernels.tick.scoring_due` with ``every``) among
+        all ``dim`` (the brain's agents), tested in the kernel, so no list is compacted and nothing is read back."""
         if brain.device != self.device:
             raise ValueError(f"the fused selector's weights are on {self.device}, the brain is on {brain.device}")
         c = self.prepare(brain)
+        listed = rows is not None
+        if not listed:
+            rows = count = self._no_rows
         inputs = [brain.agents, brain.clock, goals, rules, rows, count, *self.features,
                   self.w_first, self.b_first, self.w_hidden, self.b_hidden, self.n_hidden, self.w_head, self.b_head,
-                  self.params, c["seen"], c["known"], c["pred"], int(bool(cache)), mult, add, self.predicted]
+                  self.params, c["seen"], c["known"], c["pred"], int(bool(cache)), mult, add, self.predicted,
+                  int(listed), int(every)]
         launcher = brain.launcher
         spans = launcher.threads if brain.device.is_cpu and not brain.device.is_capturing else 1
-        spans = max(1, min(spans, dim // SPAN_ROWS))
+        spans = max(1, min(spans, dim // (SPAN_ROWS if listed else ALL_ROWS)))
         if spans == 1:
             launcher.launch(self.kernel, dim, [*inputs, 0])
             return

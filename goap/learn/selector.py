@@ -284,11 +284,13 @@ class UtilitySelector:
         return wp.to_torch(rows).long()
 
     def launch_scores(self, brain: Brain, *, rows: Any, count: Any, dim: int, mult: Any, add: Any, goals: Any,
-                      rules: Any) -> None:
-        """The fused path (``backend="warp"``): launch the scoring kernel for the brain's due agents ``rows[:count[0]]``
-        (``dim`` threads) into ``scores``, its device buffer; device work only (captured with the tick). The model's
-        weights are copied to the brain's device on the first call there (outside a capture: a brain's first tick
-        runs plain)."""
+                      rules: Any, every: int | None = None) -> None:
+        """The fused path (``backend="warp"``): launch the scoring kernel into the brain's score buffers ``mult``
+        and ``add``, device work only (captured with the tick): for the agents ``rows[:count[0]]`` (``dim``
+        threads), or with ``rows=None`` for those of the brain's ``dim`` agents due this tick
+        (`goap.kernels.tick.scoring_due`, every ``every`` ticks, default ``self.every``), tested in the kernel. The
+        model's weights are copied to the brain's device on the first call there (outside a capture: a brain's
+        first tick runs plain)."""
         from goap.learn.fused import FusedScorer
 
         key = str(brain.device)
@@ -297,7 +299,8 @@ class UtilitySelector:
             fused = self._fused[key] = FusedScorer(self.model, self.layout, brain.device)
             fused.set_params(self._alpha, self._beta, self._gamma, self.model.stats)
         t0 = time.perf_counter()
-        fused.launch(brain, rows, count, dim, mult, add, goals, rules, cache=self.cache)
+        fused.launch(brain, rows, count, dim, mult, add, goals, rules, cache=self.cache,
+                     every=self.every if every is None else every)
         self.calls += 1
         self.seconds += time.perf_counter() - t0
 

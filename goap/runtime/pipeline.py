@@ -340,24 +340,17 @@ class Pipeline:
                                                             self._score_add], record=False)
 
     def _score_on_device(self) -> None:
-        """A device scorer (``launch_scores``): the due agents compacted as for a row scorer, then the scorer's own
-        launches write their rows of the score buffers (factor and term, see `goap.kernels.tick.decide`). Device
-        work only, so it is captured with the tick: the list's length stays on the device (the scorer's launch
-        covers every row, its threads past the count return) except on the CPU outside capture, where the launch
-        is sized by the count (a zero-copy read)."""
-        wp, k, N = self._wp, self._kernels, self.n_agents
+        """A device scorer (``launch_scores``): its own launches score the agents due this tick
+        (`goap.kernels.tick.scoring_due`, as for a row scorer, tested in the scorer's kernel, so no list is
+        compacted) and write their rows of the score buffers (factor and term, see `goap.kernels.tick.decide`).
+        Device work only, so it is captured with the tick."""
+        N = self.n_agents
         if not N:
             return
         every = int(getattr(self.goal_scorer, "every", 1) or 1)
         if every < 1:
             raise ValueError(f"goal_scorer.every must be an integer >= 1, got {every!r}")
-        ids, count = self._list_buffers("score")
-        self.launcher.launch(k.select_due, N, [self.agents, self._tick, self._tables_d.goals, every,
-                                               self._event_flag])
-        wp.utils.array_scan(self._event_flag, self._event_pos, inclusive=False)
-        self.launcher.launch(k.scatter_list, N, [self._event_flag, self._event_pos, ids, count])
-        dim = int(count.numpy()[0]) if host_sized(self.device) else N
-        self.goal_scorer.launch_scores(self, rows=ids, count=count, dim=dim, mult=self._score_mult,
+        self.goal_scorer.launch_scores(self, rows=None, count=None, dim=N, every=every, mult=self._score_mult,
                                        add=self._score_add, goals=self._tables_d.goals, rules=self._rules)
 
     def _scores_on_device(self, s: Any, shape: tuple[int, int]) -> Any:
