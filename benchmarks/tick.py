@@ -14,6 +14,16 @@ Plain and captured brains (``--modes plain,captured``) are ticked in turns in th
 whether they ended in the same state. The brain's input checks are off unless ``--check-inputs`` (release
 settings: the checks split a captured tick and read back to the host).
 
+``--model FILE`` (a model made by ``goap train`` or ``goap train --rounds``) adds the learned goal selector:
+modes ``utility`` (the model as one fused Warp kernel, `goap.learn.fused`, the default backend),
+``utility-captured`` (the same, ticks captured as graphs), ``utility-torch`` (the torch row scorer), and
+``utility-null`` / ``utility-torch-null`` (the same with the score's weights at 0: the scores are the priorities,
+so the agents choose exactly as ``plain`` does and the difference of the tick is the selector's own cost), ticked
+in turns on the same world and seed; the table gives the median tick against ``plain`` (the selector's budget: +10%)
+and the selector's own ms per call (its kernel, or the torch forward pass, timed on the host). On a loaded
+machine two identical brains ticked in turns differ by up to 20% in their medians, so the selector's own time is
+the steadier measure of its cost.
+
 ``--types`` ticks, in turns, the engine world on the village domain as it is (``untyped``), the same domain
 with two agent types and a cost term on every walking action that leave every plan as it was (``typed``: both
 types may do everything at scale 1, and the terms weigh hunger at 0 a unit, evaluated all the same), and one
@@ -91,26 +101,50 @@ def run(args: argparse.Namespace, n: int) -> list[dict]:
     brains, worlds = {}, {}
     for mode in modes:
         worlds[mode] = make_world(f"engine-{mode}" if mode.startswith("typed") else args.world)
+        scorer = None
+        if mode.startswith("utility"):
+            from goap.learn.selector import UtilitySelector
+
+            scorer = UtilitySelector.load(args.model, worlds[mode].domain,
+                                          backend="torch" if mode.startswith("utility-torch") else "warp")
+            if mode.endswith("null"):  # weights 0: the scores are the priorities, so the choices are plain's
+                scorer.alpha = scorer.beta = scorer.gamma = 0.0
         brains[mode] = Brain(worlds[mode].domain, n, world=worlds[mode], device=args.device, plan_budget=budget,
-                             seed=1, capture=mode == "captured", check_inputs=args.check_inputs)
+                             seed=1, capture=mode.endswith("captured"), check_inputs=args.check_inputs,
+                             goal_scorer=scorer)
         if mode.startswith("typed"):  # every other agent is a porter
             brains[mode].reset_agents(np.arange(1, n, 2), agent_type="porter")
     engine: dict[str, list[float]] = {m: [] for m in modes}
+    ticks: dict[str, list[float]] = {m: [] for m in modes}
     wall = dict.fromkeys(modes, 0.0)
     for _ in range(args.ticks):
         for mode in modes:
             brain = brains[mode]
             t0 = time.perf_counter()
             brain.tick()
-            wall[mode] += time.perf_counter() - t0
+            ticks[mode].append(time.perf_counter() - t0)
+            wall[mode] += ticks[mode][-1]
             engine[mode].append(brain.stage_stats["total"].last - brain.stage_stats["search"].last)
     hashes = {m: b.state_hash() for m, b in brains.items()}
     same = len(set(hashes.values())) == 1
+    if args.model:  # the selectors choose otherwise: the same state within a selector (the null ones choose
+        # as plain does)
+        pairs = [("plain", "captured"), ("utility", "utility-captured"), ("plain", "utility-null"),
+                 ("plain", "utility-torch-null")]
+        same = all(hashes[a] == hashes[b] for a, b in pairs if a in hashes and b in hashes)
     if args.types:  # the types array differs; the same work is what "typed" must show
         work = {m: (b.counters["plans_made"], b.counters["nodes_expanded"]) for m, b in brains.items()}
         same = work["typed"] == work["untyped"]
-    return [dict(row(args, n, budget, brains[m], worlds[m], engine[m], wall[m]), mode=m, same_state=same)
-            for m in modes]
+    out = []
+    for m in modes:
+        steady = sorted(ticks[m][args.warmup:]) or [0.0]
+        scorer = brains[m].goal_scorer
+        extra = {} if scorer is None else {"selector_backend": scorer.backend}
+        if scorer is not None and not m.endswith("captured"):  # a captured tick replays it: no call to time
+            extra["selector_ms_per_call"] = 1000.0 * scorer.seconds / max(1, scorer.calls)
+        out.append(dict(row(args, n, budget, brains[m], worlds[m], engine[m], wall[m]), mode=m, same_state=same,
+                        tick_median_ms=1000.0 * steady[len(steady) // 2], **extra))
+    return out
 
 
 def row(args, n, budget, brain, world, engine, wall) -> dict:
@@ -154,8 +188,18 @@ def main() -> None:
     ap.add_argument("--check-inputs", action="store_true", help="keep the brain's input checks on (default off)")
     ap.add_argument("--types", action="store_true", help="compare the engine world with and without agent types "
                     "and cost terms (modes untyped, typed)")
+    ap.add_argument("--model", metavar="FILE", help="a utility model of the world's domain: adds the learned "
+                    "selector's modes (default modes then plain,utility-null,utility-torch-null,utility,utility-torch)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    if args.model and args.modes == "plain,captured":
+        args.modes = "plain,utility-null,utility-torch-null,utility,utility-torch"
+    known = {"plain", "captured", "utility", "utility-captured", "utility-torch", "utility-null", "utility-torch-null"}
+    bad = [m for m in args.modes.split(",") if m and m not in known]
+    if bad:
+        ap.error(f"--modes: unknown mode {bad[0]!r} (known: {', '.join(sorted(known))})")
+    if any(m.startswith("utility") for m in args.modes.split(",")) and not args.model:
+        ap.error("the utility modes need --model FILE")
     if args.memory_ticks and args.memory_ticks < 2000:
         ap.error("--memory-ticks must be 0 or at least 2000")
     if args.types and args.world != "engine":
@@ -164,15 +208,19 @@ def main() -> None:
     out = Path(args.out or ROOT / f"benchmarks/results/tick_{stem}.json")
 
     rows = []
-    print(f"{'agents':>8s} {'mode':>9s} {'ms/tick':>8s} {'p95':>8s} {'engine':>8s} {'eng.med':>8s} {'search':>8s} "
-          + " ".join(f"{s:>8s}" for s in STAGES) + "  same state")
+    print(f"{'agents':>8s} {'mode':>16s} {'ms/tick':>8s} {'median':>8s} {'p95':>8s} {'engine':>8s} {'eng.med':>8s} "
+          f"{'search':>8s} " + " ".join(f"{s:>8s}" for s in STAGES) + "  same state  vs plain  selector")
     for n in (int(x) for x in args.agents.split(",")):
-        for r in run(args, n):
+        group = run(args, n)
+        base = next((r["tick_median_ms"] for r in group if r["mode"] == "plain"), None)
+        for r in group:
+            r["vs_plain"] = r["tick_median_ms"] / base if base else None
             rows.append(r)
-            print(f"{n:>8d} {r['mode']:>9s} {r['ms_per_tick']['mean']:>8.2f} {r['ms_per_tick']['p95']:>8.2f} "
-                  f"{r['engine_ms']['mean']:>8.2f} {r['engine_ms']['median']:>8.2f} {r['search']['mean']:>8.2f} "
-                  + " ".join(f"{r['stages'][st]['mean']:>8.2f}" for st in STAGES) + f"  {r['same_state']}",
-                  flush=True)
+            print(f"{n:>8d} {r['mode']:>16s} {r['ms_per_tick']['mean']:>8.2f} {r['tick_median_ms']:>8.2f} "
+                  f"{r['ms_per_tick']['p95']:>8.2f} {r['engine_ms']['mean']:>8.2f} {r['engine_ms']['median']:>8.2f} "
+                  f"{r['search']['mean']:>8.2f} " + " ".join(f"{r['stages'][st]['mean']:>8.2f}" for st in STAGES)
+                  + f"  {str(r['same_state']):>10s}  " + ("" if r["vs_plain"] is None else f"{r['vs_plain']:7.3f}")
+                  + (f"  {r['selector_ms_per_call']:.3f} ms" if "selector_ms_per_call" in r else ""), flush=True)
     if args.types:
         for n in sorted({r["agents"] for r in rows}):
             by = {r["mode"]: r for r in rows if r["agents"] == n}

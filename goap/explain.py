@@ -328,8 +328,10 @@ def explain_agent(brain: Any, i: int, queue: bool = True) -> Explanation:
     rows, copied = agent_rows(brain, i)
     scores = None
     if getattr(brain, "goal_scorer", None) is not None and len(brain.domain.goals):
-        scores = np.array(brain._scores[i: i + 1].numpy()[0], copy=True)
-        copied += scores.nbytes
+        mult = brain._score_mult[i: i + 1].numpy()[0]
+        add = brain._score_add[i: i + 1].numpy()[0]
+        scores = np.asarray(rows["priorities"], dtype=np.float32) * mult + add  # what decide compares
+        copied += mult.nbytes + add.nbytes
     tick = int(brain.tick_count)
     position = None
     waiting = bool(rows["needs_plan"]) and int(rows["goal"]) >= 0 and bool(rows["alive"])

@@ -138,16 +138,38 @@ class OutcomeLog:
         alone, written in place (`goap.files.write_atomic`), never read first.
         """
         path = Path(path)
-        cols = dict(self.columns)
+        log = self
         if append and path.is_file():
             old = OutcomeLog.load(path)
             if old.fingerprint != self.fingerprint:
                 raise ValueError(f"{path}: holds outcomes of domain '{old.domain_name}', not '{self.domain_name}'")
-            cols = {k: np.concatenate([old.columns[k], v]) for k, v in cols.items()}
+            log = OutcomeLog.merge([old, self])
+        write_atomic(path, log.to_bytes())
+
+    def to_bytes(self) -> bytes:
+        """The log as the bytes of its ``.npz`` file (what `save` writes; a Ray worker returns these)."""
         buf = io.BytesIO()
         np.savez_compressed(buf, fingerprint=np.array(self.fingerprint), domain_name=np.array(self.domain_name),
-                            **cols)
-        write_atomic(path, buf.getvalue())
+                            **self.columns)
+        return buf.getvalue()
+
+    @classmethod
+    def merge(cls, logs: list[OutcomeLog], names: list[str] | None = None) -> OutcomeLog:
+        """One log of the rows of ``logs``, in order; ValueError naming the first log (``names``: their files) of
+        another domain than the first's."""
+        if not logs:
+            raise ValueError("no outcome logs to merge")
+        names = names or [f"log {k + 1}" for k in range(len(logs))]
+        first = logs[0]
+        out = cls(first.domain_name, first.fingerprint, first.n_words)
+        for name, log in zip(names, logs, strict=True):
+            if log.fingerprint != first.fingerprint or log.n_words != first.n_words:
+                raise ValueError(f"{name}: holds outcomes of domain '{log.domain_name}' (fingerprint "
+                                 f"{log.fingerprint}), not of '{first.domain_name}' ({first.fingerprint}) as "
+                                 f"{names[0]} does")
+            if len(log):
+                out.add(log.columns)
+        return out
 
     @classmethod
     def check_appendable(cls, path: str | Path, domain: Domain) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray", reason='Ray is not installed (pip install -e ".[scale]")')
@@ -55,6 +56,26 @@ def test_sweep_on_ray(tmp_path, cluster):
     assert cells == [("soldier", a, 8, s) for a in (8, 16) for s in (0, 1)]
     assert [(r["world"], r["agents"], r["seed"], r["state_hash"]) for r in remote] == \
         [(r["world"], r["agents"], r["seed"], r["state_hash"]) for r in local]
+
+
+def test_sweep_on_ray_gathers_the_workers_outcome_logs(tmp_path, cluster):
+    """``--log-outcomes DIR`` with ``--ray``: the workers send their logs back, the driver writes them; the same
+    rows as a local sweep logs."""
+    from goap.bench.sweep import build_parser as sweep_parser
+    from goap.bench.sweep import run as sweep_run
+    from goap.outcomes import OutcomeLog
+
+    argv = ["--world", "soldier", "--agents", "8,16", "--plan-budget", "8", "--seeds", "0,1", "--ticks", "5",
+            "--device", "cpu", "--quiet"]
+    assert sweep_run(sweep_parser().parse_args([*argv, "--log-outcomes", str(tmp_path / "local")])) == 0
+    assert sweep_run(sweep_parser().parse_args([*argv, "--ray", "--log-outcomes", str(tmp_path / "ray")])) == 0
+    names = sorted(p.name for p in (tmp_path / "local").iterdir())
+    assert len(names) == 4 and names == sorted(p.name for p in (tmp_path / "ray").iterdir())
+    for name in names:
+        local, remote = OutcomeLog.load(tmp_path / "local" / name), OutcomeLog.load(tmp_path / "ray" / name)
+        assert len(local) > 0 and local.fingerprint == remote.fingerprint
+        for column, values in local.columns.items():
+            np.testing.assert_array_equal(remote.columns[column], values, err_msg=f"{name}: {column}")
 
 
 # --- token authentication ---------------------------------------------------------------------------------------

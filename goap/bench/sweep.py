@@ -5,6 +5,11 @@ run_world`), so cells are independent and run in parallel on a Ray cluster with 
 cell, see `goap.bench.distributed`), or one after another here. A cell's row: goals achieved, goals per
 agent-minute, planning calls and failed plans per goal, ms per tick, the world's score and the final state
 hash (the same seed gives the same hash wherever the cell ran).
+
+With ``--log-outcomes DIR`` each cell also logs its planning outcomes (`goap.outcomes.OutcomeLog`, the format
+``goap train`` reads) into ``DIR/<world>-a<agents>-b<budget>-s<seed>.npz``: on a Ray cluster the worker sends
+the log's bytes back with its row and the driver writes the file (no shared folder needed), each whole or not at
+all. ``goap train --data DIR/*.npz`` (or ``--data DIR``) trains on all of them; see ``goap train --rounds``.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help='run the cells on a Ray cluster (none: a local one); pip install -e ".[scale]"')
     p.add_argument("--ray-cpus", type=positive_int, default=None, help="worker processes of a local cluster")
+    p.add_argument("--log-outcomes", type=output_path, metavar="DIR",
+                   help="log each run's planning outcomes into DIR (one .npz per run, for goap train)")
     p.add_argument("--json", type=output_path, metavar="FILE", help="write {meta, results} as JSON")
     p.add_argument("--csv", type=output_path, metavar="FILE", help="write the rows as CSV")
     p.add_argument("--quiet", action="store_true", help="no table")
@@ -54,9 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
     return add_arguments(argparse.ArgumentParser(prog="goap sweep", description=__doc__.split("\n")[0]))
 
 
+def log_name(world: str, agents: int, budget: int, seed: int) -> str:
+    """The file a cell's outcome log is written to, in the ``--log-outcomes`` folder."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in world)
+    return f"{safe}-a{agents}-b{budget}-s{seed}.npz"
+
+
 def run_cell(world: str, agents: int, budget: int | None, seed: int, ticks: int, planner: str,
-             device: str | None) -> dict[str, Any]:
-    """One world run; the row of the sweep table."""
+             device: str | None, log_outcomes: bool = False) -> dict[str, Any]:
+    """One world run; the row of the sweep table (with ``log_outcomes``, and ``outcomes``: the bytes of its
+    outcome log, which the driver writes and removes from the row)."""
     from goap.bench.selectors import run_world
     from goap.registry import load_world
     from goap.runtime import Brain
@@ -65,9 +79,13 @@ def run_cell(world: str, agents: int, budget: int | None, seed: int, ticks: int,
     w = load_world(world)
     plan_budget = budget or default_plan_budget(w, agents)
     brain = Brain(w.domain, agents, world=w, planner=planner, device=device, plan_budget=plan_budget, seed=seed)
+    log = brain.record_outcomes() if log_outcomes else None
     row = {"world": world, "agents": agents, "plan_budget": plan_budget, "seed": seed, "planner": planner}
     row.update(run_world(brain, ticks))
     row["state_hash"] = brain.state_hash()
+    if log is not None:
+        row["outcomes"] = log.to_bytes()
+        row["outcome_rows"] = len(log)
     return row
 
 
@@ -78,6 +96,11 @@ def run(args: argparse.Namespace) -> int:
     for path in (args.json, args.csv):
         if path:
             files.check_writable(path)
+    logs = getattr(args, "log_outcomes", None)
+    if logs:
+        from goap.argtypes import check_output_dir
+
+        check_output_dir(logs, "--log-outcomes")
     worlds = [w.strip() for w in str(args.world).split(",") if w.strip()]
     if not worlds:
         raise ValueError("--world: name at least one world")
@@ -86,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     if args.planner not in PLANNERS:
         raise ValueError(f"unknown planner '{args.planner}' (known: {', '.join(sorted(PLANNERS))})")
     budgets = args.plan_budget or [None]
-    cells = [(w, a, b, s, args.ticks, args.planner, args.device)
+    cells = [(w, a, b, s, args.ticks, args.planner, args.device, bool(logs))
              for w, a, b, s in itertools.product(worlds, args.agents, budgets, args.seeds)]
     cluster = None
     if args.ray is not None:
@@ -100,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
             c.close()
     else:
         rows = [run_cell(*cell) for cell in cells]
+    if logs:
+        write_logs(rows, logs)
     if not args.quiet:
         print_sweep(rows)
     if args.json:
@@ -111,6 +136,19 @@ def run(args: argparse.Namespace) -> int:
                 for r in rows]
         files.write_output(args.csv, report.rows_to_csv(flat))
     return 0
+
+
+def write_logs(rows: list[dict[str, Any]], folder: str) -> None:
+    """Write each row's outcome log (its ``outcomes`` bytes, then dropped from the row) into ``folder``, each file
+    whole or not at all; the row keeps the file's path as ``outcome_log``."""
+    from pathlib import Path
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    for r in rows:
+        path = out / log_name(r["world"], r["agents"], r["plan_budget"], r["seed"])
+        files.write_atomic(path, r.pop("outcomes"))
+        r["outcome_log"] = str(path)
 
 
 def print_sweep(rows: list[dict[str, Any]], file: Any = None) -> None:

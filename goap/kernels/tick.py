@@ -114,7 +114,9 @@ def decide(
     gt: GoalTables,
     tables: DomainTables,
     rules: Rules,
-    scores: wp.array2d(dtype=wp.float32),
+    scored: int,
+    score_mult: wp.array2d(dtype=wp.float32),
+    score_add: wp.array2d(dtype=wp.float32),
     hysteresis: float,
     flag: wp.array(dtype=wp.int32),
     counters: wp.array2d(dtype=wp.int64),
@@ -127,8 +129,10 @@ def decide(
     keeps its goal and plan until the world ends the action (DONE or FAILED): nothing else is decided for it
     this tick, and a commanded replan waits. **Select.** Each agent takes its best eligible goal (not holding,
     not cooling down, priority > 0 in its row and for its type), or its pinned goal. A pinned goal that already
-    holds is released (it is reached) and the agent selects by priority. Scores (priorities, or a goal scorer's
-    output) are compared with a bonus for the goal being pursued; ties go to the lower goal index. Reaching the
+    holds is released (it is reached) and the agent selects by priority. Scores are compared with a bonus for the
+    goal being pursued: the priorities, or with a goal scorer (``scored``) ``priority * score_mult + score_add``,
+    this tick's priority under the scorer's last factor and term (a scorer that gives plain scores sets the factor
+    to 0); ties go to the lower goal index. Reaching the
     current goal counts as an achievement and releases a pin. **Commands.** A replan commanded since the last
     tick (``commanded``) drops the plan and asks for a new one, with the cause the command gave. **Validate.** An
     agent with a plan needs a new one when its last action failed, its plan ran out without reaching the goal,
@@ -173,7 +177,9 @@ def decide(
                 continue
             if rules.type_priority[t, g] <= 0.0:
                 continue
-            s = scores[i, g]
+            s = agents.priorities[i, g]
+            if scored != 0:
+                s = s * score_mult[i, g] + score_add[i, g]
             if g == current:
                 s = s + hysteresis
             if best >= 0 and not s > best_score:
@@ -672,33 +678,45 @@ def scatter_list(
         count[0] = total
 
 
+@wp.func
+def scoring_due(agents: Agents, tick: wp.array(dtype=wp.int64), gt: GoalTables, every: int, i: int) -> bool:
+    """Whether a goal scorer scores agent ``i`` this tick: a live agent that will choose a goal afresh (no goal, or
+    its goal holds now) or, staggered by index, every ``every`` ticks any other (``(i + tick) % every == 0``), so
+    that a pursued goal can still be outscored."""
+    if not agents.alive[i]:
+        return False
+    g = agents.goal[i]
+    if g < 0:
+        return True
+    if goal_satisfied(agents.states, i, gt.mask, gt.value, gt.ints, g):
+        return True
+    return (wp.int64(i) + tick[0]) % wp.int64(every) == wp.int64(0)
+
+
 @wp.kernel
 def select_due(
     agents: Agents, tick: wp.array(dtype=wp.int64), gt: GoalTables, every: int, flag: wp.array(dtype=wp.int32),
 ):
-    """The agents a row scorer scores this tick (flag 1): live agents that will choose a goal afresh (no goal, or
-    their goal holds now) and, staggered by index, every ``every`` ticks each of the others (``(i + tick) %
-    every == 0``), so that a pursued goal can still be outscored."""
+    """The agents a row scorer scores this tick (flag 1; `scoring_due`)."""
     i = wp.tid()
     flag[i] = 0
-    if not agents.alive[i]:
-        return
-    g = agents.goal[i]
-    due = g < 0
-    if not due:
-        due = goal_satisfied(agents.states, i, gt.mask, gt.value, gt.ints, g)
-    if not due:
-        due = (wp.int64(i) + tick[0]) % wp.int64(every) == wp.int64(0)
-    if due:
+    if scoring_due(agents, tick, gt, every, i):
         flag[i] = 1
 
 
 @wp.kernel
-def scatter_scores(rows: wp.array(dtype=wp.int32), src: wp.array2d(dtype=wp.float32),
-                   dst: wp.array2d(dtype=wp.float32)):
-    """Row t of ``src`` (a row scorer's scores) into row ``rows[t]`` of the brain's score buffer."""
+def scatter_scores(rows: wp.array(dtype=wp.int32), mult: wp.array2d(dtype=wp.float32),
+                   add: wp.array2d(dtype=wp.float32), affine: int, dst_mult: wp.array2d(dtype=wp.float32),
+                   dst_add: wp.array2d(dtype=wp.float32)):
+    """Row t of a row scorer's output into row ``rows[t]`` of the brain's score buffers: its factor and term
+    (``affine``), or its plain scores (``add``; the factor is then 0)."""
     t, g = wp.tid()
-    dst[rows[t], g] = src[t, g]
+    i = rows[t]
+    if affine != 0:
+        dst_mult[i, g] = mult[t, g]
+    else:
+        dst_mult[i, g] = 0.0
+    dst_add[i, g] = add[t, g]
 
 
 @wp.kernel
@@ -746,6 +764,9 @@ def goal_holds(agents: Agents, gt: GoalTables, out: wp.array(dtype=wp.bool)):
 
 
 @wp.kernel
-def copy_scores(src: wp.array2d(dtype=wp.float32), dst: wp.array2d(dtype=wp.float32)):
+def copy_scores(src: wp.array2d(dtype=wp.float32), dst_mult: wp.array2d(dtype=wp.float32),
+                dst_add: wp.array2d(dtype=wp.float32)):
+    """A whole scorer's plain scores into the score buffers (factor 0, term the score)."""
     i, g = wp.tid()
-    dst[i, g] = src[i, g]
+    dst_mult[i, g] = 0.0
+    dst_add[i, g] = src[i, g]

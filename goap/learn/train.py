@@ -21,7 +21,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -404,22 +403,35 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 # --- the `goap train` command -----------------------------------------------------------------------------
-def run(args: argparse.Namespace) -> int:
-    """Train on ``args.data``, print the report, write ``args.out``. Errors are ValueErrors with clear messages."""
-    from goap.argtypes import check_output_file, int_list
-    from goap.outcomes import OutcomeLog
+def parse_hidden(text: str) -> tuple[int, ...]:
+    """``--hidden`` as sizes; ValueError naming the option for anything else."""
+    from goap.argtypes import int_list
 
-    data = Path(args.data)
-    if not data.is_file():
-        raise ValueError(f"{data}: no such outcome log")
     try:
-        if not all(h.strip() for h in str(args.hidden).split(",")):
-            raise ValueError(args.hidden)
-        hidden = tuple(int_list(args.hidden))
+        if not all(h.strip() for h in str(text).split(",")):
+            raise ValueError(text)
+        hidden = tuple(int_list(text))
     except ValueError:
-        raise ValueError(f"--hidden must be comma-separated integers, got {show(args.hidden)}") from None
+        raise ValueError(f"--hidden must be comma-separated integers, got {show(text)}") from None
     if not hidden or len(hidden) > MAX_LAYERS or not all(1 <= h <= MAX_HIDDEN for h in hidden):
-        raise ValueError(f"--hidden: 1 to {MAX_LAYERS} sizes in 1..{MAX_HIDDEN}, got {show(args.hidden)}")
+        raise ValueError(f"--hidden: 1 to {MAX_LAYERS} sizes in 1..{MAX_HIDDEN}, got {show(text)}")
+    return hidden
+
+
+def run(args: argparse.Namespace) -> int:
+    """Train on ``args.data`` (one log, several, or folders of them), print the report, write ``args.out``; with
+    ``args.rounds``, learn in rounds on a world (`goap.learn.rounds`). Errors are ValueErrors with clear messages."""
+    from goap.argtypes import check_output_file
+
+    if getattr(args, "rounds", None):
+        from goap.learn.rounds import run_cli
+
+        return run_cli(args)
+    if getattr(args, "world", None):
+        raise ValueError("--world is for --rounds K (learning in rounds on that world)")
+    if not args.data:
+        raise ValueError("goap train needs --data FILE... (outcome logs), or --rounds K --world NAME")
+    hidden = parse_hidden("64,64" if args.hidden is None else args.hidden)
     check_output_file(args.out, "--out")  # before the training, not after it
     resolve_device(args.device)
     domain = None
@@ -427,7 +439,9 @@ def run(args: argparse.Namespace) -> int:
         from goap.domain_file import load_domain
 
         domain = load_domain(args.domain)
-    log = OutcomeLog.load(data)
+    from goap.learn.rounds import load_logs
+
+    log = load_logs([args.data] if isinstance(args.data, str) else list(args.data))
     bar_on = not getattr(args, "quiet", False) and sys.stderr.isatty()
 
     def bar(epoch: int, epochs: int, loss: float) -> None:

@@ -144,7 +144,9 @@ class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
         self._q_order = self._q_count[2:3]
         self._q_count_view = self._q_count.numpy() if dev.is_cpu else None  # zero-copy on the CPU
         self._ids_views: dict[int, Any] = {}
-        self._scores = wp.zeros((max(1, N), max(1, G)), dtype=wp.float32, device=dev)
+        # A goal scorer's factor and term per agent and goal: decide compares priority * mult + add.
+        self._score_mult = wp.zeros((max(1, N), max(1, G)), dtype=wp.float32, device=dev)
+        self._score_add = wp.zeros((max(1, N), max(1, G)), dtype=wp.float32, device=dev)
         self._layout_d = self._layout_arrays()
         self._make_rules()
         self._all_rows = None

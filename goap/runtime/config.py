@@ -42,7 +42,13 @@ class BrainConfig:
             scorer* (an object with ``score_rows(brain, rows)``) is asked only about the agents due this tick: a
             device int32 list of those that choose a goal afresh (none, or theirs holds) and, staggered, every
             ``scorer.every`` ticks each other agent (`goap.kernels.tick.select_due`); it returns [len(rows), G]
-            scores, written into those agents' rows of the buffer (the others keep their last scores).
+            scores, written into those agents' rows of the buffer (the others keep their last scores). One with
+            ``score_factors(brain, rows)`` returns a (factor, term) pair instead, and goals are compared on
+            ``priority * factor + term`` with each tick's priorities, so an agent not due this tick still sees its
+            priorities change. A *device scorer* (``launch_scores(brain, rows=None, count=None, dim=N, every=,
+            mult=, add=, goals=, rules=)``) launches device work that finds the agents due
+            (`goap.kernels.tick.scoring_due`) and writes their factors and terms itself: no host step and no list,
+            so it is captured with the tick (`goap.learn.UtilitySelector`'s default, `goap.learn.fused`).
         n_alive: agents alive at the start (the first rows); the rest are free rows for ``spawn``. None: all.
         check_inputs: (live) check what the game and the world write (action statuses and indices, packed states,
             costs: finite and in 0..1e12 for every planner) every tick and raise `goap.runtime.BrainError` naming

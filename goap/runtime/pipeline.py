@@ -144,7 +144,10 @@ class Pipeline:
             s.append(Step("sense", self._check_costs, host=True))
             s.append(Step("sense", self._check_types, host=True))
         if self.goal_scorer is not None:
-            s.append(Step("decide", self._score_goals, host=True))
+            if callable(getattr(self.goal_scorer, "launch_scores", None)):
+                s.append(Step("decide", self._score_on_device))
+            else:
+                s.append(Step("decide", self._score_goals, host=True))
         s.append(Step("decide", self._decide))
         if self.outcomes is not None:
             s.append(Step("decide", self._close_outcomes, host=True))
@@ -186,7 +189,9 @@ class Pipeline:
 
     def _graph_key(self, dt: float, grouping: bool) -> tuple:
         world = None if self.world is None else (id(self.world), world_graph_key(self.world))
-        return (dt, grouping, self.config.live_key(), self.outcomes is not None,
+        scorer = self.goal_scorer
+        scoring = None if scorer is None else (getattr(scorer, "every", None), getattr(scorer, "cache", None))
+        return (dt, grouping, self.config.live_key(), scoring, self.outcomes is not None,
                 tuple(id(h) for h in self._plan_hooks), world)
 
     def _graphs_for(self, key: tuple) -> dict[int, Any]:
@@ -225,9 +230,9 @@ class Pipeline:
         self._counters.zero_()
 
     def _decide(self) -> None:
-        scores = self.arrays.priorities if self.goal_scorer is None else self._scores
         self.launcher.launch_rows(self._kernels.decide, self.n_agents, [
-            self.agents, self._tick, self._tables_d.goals, self._tables_d, self._rules, scores,
+            self.agents, self._tick, self._tables_d.goals, self._tables_d, self._rules,
+            int(self.goal_scorer is not None), self._score_mult, self._score_add,
             float(self.goal_hysteresis), self._flag, self._counters,
         ])
 
@@ -296,9 +301,11 @@ class Pipeline:
         if callable(getattr(self.goal_scorer, "score_rows", None)):
             self._score_rows()
             return
-        s = self._scores_on_device(self.goal_scorer(self), tuple(self.arrays.priorities.shape))
+        shape = tuple(self.arrays.priorities.shape)
+        s = self._scores_on_device(self.goal_scorer(self), shape)
         if self.n_agents and s.shape[1]:
-            self._wp.copy(self._scores, s)
+            self.launcher.launch(self._kernels.copy_scores, shape, [s, self._score_mult, self._score_add],
+                                 record=False)
 
     def _score_rows(self) -> None:
         """A row scorer: compact the due agents on the device, read their number (4 bytes), ask the scorer about
@@ -319,9 +326,32 @@ class Pipeline:
             return
         rows = ids[:n]
         G = self.arrays.priorities.shape[1]
-        s = self._scores_on_device(self.goal_scorer.score_rows(self, rows), (n, G))
+        factors = getattr(self.goal_scorer, "score_factors", None)
+        out = factors(self, rows) if callable(factors) else self.goal_scorer.score_rows(self, rows)
+        affine = isinstance(out, tuple)
+        if affine and len(out) != 2:
+            raise ValueError(f"goal_scorer.score_rows returned a tuple of {len(out)}; expected scores or (factor, "
+                             "term)")
+        mult, add = (self._scores_on_device(x, (n, G)) for x in out) if affine else (None, None)
+        if not affine:
+            add = mult = self._scores_on_device(out, (n, G))
         if G:
-            self.launcher.launch(k.scatter_scores, (n, G), [rows, s, self._scores], record=False)
+            self.launcher.launch(k.scatter_scores, (n, G), [rows, mult, add, int(affine), self._score_mult,
+                                                            self._score_add], record=False)
+
+    def _score_on_device(self) -> None:
+        """A device scorer (``launch_scores``): its own launches score the agents due this tick
+        (`goap.kernels.tick.scoring_due`, as for a row scorer, tested in the scorer's kernel, so no list is
+        compacted) and write their rows of the score buffers (factor and term, see `goap.kernels.tick.decide`).
+        Device work only, so it is captured with the tick."""
+        N = self.n_agents
+        if not N:
+            return
+        every = int(getattr(self.goal_scorer, "every", 1) or 1)
+        if every < 1:
+            raise ValueError(f"goal_scorer.every must be an integer >= 1, got {every!r}")
+        self.goal_scorer.launch_scores(self, rows=None, count=None, dim=N, every=every, mult=self._score_mult,
+                                       add=self._score_add, goals=self._tables_d.goals, rules=self._rules)
 
     def _scores_on_device(self, s: Any, shape: tuple[int, int]) -> Any:
         """A scorer's output (a Warp array on the brain's device, a torch tensor or host data) as a float32 Warp
