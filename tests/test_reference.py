@@ -90,7 +90,15 @@ def test_hand_checked_plan():
     t = planner.tables
     batch = planner.plan(t.pack({})[None], [domain.goal_index("win")])
     plan = batch.plan_names(0, domain)
-    assert sorted(plan) == ["arm", "go", "load", "shoot"] and plan[0] == "arm" and plan[-1] == "shoot"
+    # By hand: arm, go and load (in any order that keeps each precondition; arm and go are independent), then
+    # shoot, for 7: the plan must be those four, end with the shot, and work when replayed.
+    assert sorted(plan) == ["arm", "go", "load", "shoot"] and plan[-1] == "shoot"
+    state = domain.default_state()
+    for name in plan:
+        action = domain.actions[domain.action_index(name)]
+        assert domain.is_applicable(state, action), name
+        state = domain.apply(state, action)
+    assert domain.satisfies(state, domain.goals[domain.goal_index("win")].want)
     assert batch.cost[0] == 7 and batch.status[0] == Status.OK
 
 

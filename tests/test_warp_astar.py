@@ -190,9 +190,10 @@ def test_many_chunks_and_threads_agree():
 
 def test_registry_and_memory_formula():
     domain = small_domain()
-    planner = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32)
+    planner = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32,
+                           heuristic="hmax_depth2")
     assert isinstance(planner, WarpAStarPlanner)
-    # hmax_depth2 (default): 8W(M+1) + 28M + 4H + 8A + 8P + 28 + 20 + 8F + 4L + 18 with W=1, M=1024, H=2048,
+    # hmax_depth2: 8W(M+1) + 28M + 4H + 8A + 8P + 28 + 20 + 8F + 4L + 18 with W=1, M=1024, H=2048,
     # A=3 actions, P=2 preconditions, F=3 facts, L=32 (28 and 20: one element of each h_max and LM-cut array)
     nodes = 8 * 1025 + 28 * 1024 + 4 * 2048
     assert planner.bytes_per_agent() == nodes + 8 * 3 + 8 * 2 + 28 + 20 + 8 * 3 + 4 * 32 + 18

@@ -1080,7 +1080,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                         goal_node = node
                         break
                     expanded += 1
-                    if expanded == RELAXED_AFTER and s.level == 0 and cheap:  # see base.RELAXED_CHECK_AFTER
+                    if expanded == RELAXED_AFTER and s.level == 0 and (cheap or s.heuristic == HEUR_PDB):
+                        # (see goap.planners.base.RELAXED_CHECK_AFTER)
                         if not relaxed_reachable(sc, t, base, row, q, dt, gt, g):
                             proved = 1
                             break

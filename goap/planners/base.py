@@ -189,9 +189,11 @@ class Planner(Protocol):
 #: achiever of each unmet goal condition only), and pattern databases (``pdb``, `goap.planners.pdb`: exact goal
 #: distances in projections of the domain, built once per goal table). The h_max family and pdb are consistent.
 HEURISTICS = ("lmcut", "hmax", "hmax_depth2", "hmax_depth1", "pdb")
-#: The planners' default: on game-sized domains (soldier, village) hmax_depth2 makes 5-9x the plans per CPU-second
-#: of lmcut and 3-4x those of hmax, whose fewer expansions do not pay for their cost per node there.
-DEFAULT_HEURISTIC = "hmax_depth2"
+#: The planners' default: on game-sized domains pattern databases come close to the plan length in expansions for
+#: a table lookup a node (benchmarks/plan_throughput.py --sections versus_c: 2.4x hmax_depth2's plans per
+#: CPU-second on distinct soldier queries, 27x on deep village ones); the tables cost well under a second when a
+#: planner is made. hmax_depth2 was the default before.
+DEFAULT_HEURISTIC = "pdb"
 #: The default of the PDDL commands (`goap solve` on a PDDL pair, `goap bench --suite pddl`): on the IPC tasks
 #: LM-cut expands far fewer nodes than the h_max family (depot/task03: 13,769 against 944,028 with hmax).
 PDDL_HEURISTIC = "lmcut"
@@ -229,11 +231,12 @@ def heuristic_name(heuristic: str) -> str:
 #: heuristic never reopens, and then a search closes at most M states: the limit is never reached.
 POP_FACTOR = 4
 #: Expansions after which a first-pool search whose heuristic does not see relaxed unreachability (the truncated
-#: h_max ones: `RELAXED_CHECK_HEURISTICS`; h_max and LM-cut are inf exactly where the goal is relaxed-unreachable)
+#: h_max ones and pattern databases over part of a cone: `RELAXED_CHECK_HEURISTICS`; h_max and LM-cut are inf
+#: exactly where the goal is relaxed-unreachable)
 #: checks it once, so that an unreachable goal is proved so then rather than by exhausting the reachable states.
 #: Easy queries end before it and never pay for the check.
 RELAXED_CHECK_AFTER = 16
-RELAXED_CHECK_HEURISTICS = ("hmax_depth2", "hmax_depth1")
+RELAXED_CHECK_HEURISTICS = ("hmax_depth2", "hmax_depth1", "pdb")
 
 
 def pop_limit(pool: int) -> int:
