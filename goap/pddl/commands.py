@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from goap.files import check_writable, write_output
-from goap.pddl import GroundingLimits, PddlTask, load_pddl
+from goap.pddl import DEFAULT_TRANSLATION, GroundingLimits, PddlTask, load_pddl
 
 
 def is_pddl(path: str) -> bool:
@@ -43,7 +43,9 @@ def _load(args: argparse.Namespace) -> PddlTask:
     if not getattr(args, "problem", None):
         _problem_alone(args)
     limit = getattr(args, "time_limit", None)
-    return load_pddl(args.domain, args.problem, limits=GroundingLimits(seconds=limit or GroundingLimits.seconds))
+    form = getattr(args, "translate", None) or DEFAULT_TRANSLATION
+    return load_pddl(args.domain, args.problem, limits=GroundingLimits(seconds=limit or GroundingLimits.seconds),
+                     translate=form)
 
 
 class _Phases:
@@ -93,6 +95,14 @@ def validate(args: argparse.Namespace) -> int:
         f"{task.n_facts} facts in {tables.n_words} word(s), {task.n_actions} actions "
         f"({task.n_static} static atoms folded into them), one goal"
     )
+    tr = task.translation
+    if tr is not None:
+        bounded = f"; the synthesis stopped at its {tr.stopped} bound" if tr.stopped else ""
+        print(f"{len(tr.variables)} finite-domain variables from {tr.invariants} invariants ({tr.candidates} "
+              f"candidates{bounded}) over {tr.strips_facts} atoms and {tr.strips_actions} actions; pruned "
+              f"{tr.pruned_actions} irrelevant actions and {tr.pruned_facts} facts in {tr.seconds:.2f} s:")
+        for line in tr.describe():
+            print(f"  {line}")
     for w in task.warnings:
         print(f"warning: {w}")
     for w in report.warnings:
