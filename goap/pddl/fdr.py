@@ -228,19 +228,33 @@ def translate(task, prune_irrelevant: bool = True, max_candidates: int = MAX_CAN
     variables = tuple(Variable(var_names[k], tuple(atom_fact[a] for a in g), none_needed[k])
                       for k, g in enumerate(groups))
 
+    made: dict[tuple, Condition | Effect] = {}  # one object per condition and effect, shared by the actions
+
     def condition(key, v) -> list[Condition]:
         if key[0] == "b":
-            return [Condition(key[1], "==", v[1])]
-        name = var_names[key[1]]
-        if v[0] == "==":
-            return [Condition(name, "==", v[1])]
-        return [Condition(name, "!=", i) for i in sorted(v[1])]
+            items = [(key[1], "==", v[1])]
+        elif v[0] == "==":
+            items = [(var_names[key[1]], "==", v[1])]
+        else:
+            items = [(var_names[key[1]], "!=", i) for i in sorted(v[1])]
+        out = []
+        for item in items:
+            c = made.get(item)
+            if c is None:
+                c = made[item] = Condition(*item)
+            out.append(c)
+        return out
 
     def effect(e) -> Effect:
         if e[0] == "b":
-            return Effect(e[1], "=", e[2])
-        k, val = e[1], e[2]
-        return Effect(var_names[k], "=", len(groups[k]) if val is None else val)
+            item = (e[1], e[2])
+        else:
+            k, val = e[1], e[2]
+            item = (var_names[k], len(groups[k]) if val is None else val)
+        got = made.get(("=",) + item)
+        if got is None:
+            got = made[("=",) + item] = Effect(item[0], "=", item[1])
+        return got  # type: ignore[return-value]
 
     def cond_list(cs: dict) -> tuple[Condition, ...]:
         return tuple(c for key, v in cs.items() for c in condition(key, v))
@@ -294,10 +308,10 @@ def _holds(pre: dict, e) -> bool:
 def prune(domain: Domain) -> Domain:
     """The domain without the actions irrelevant to its goals and the facts no relevant action or goal reads
     (see the module docstring)."""
-    writes: dict[str, list[tuple[int, int]]] = {}  # fact -> (action, value) of every assignment to it
+    writes: dict[str, dict[int, list[int]]] = {}  # fact -> value -> the actions that assign it
     for ai, a in enumerate(domain.actions):
         for e in (*a.effects, *(e for w in a.when for e in w.effects)):
-            writes.setdefault(e.fact, []).append((ai, e.value))
+            writes.setdefault(e.fact, {}).setdefault(e.value, []).append(ai)
     relevant = [False] * len(domain.actions)
     tracked: set[str] = set()
     seen: set[Condition] = set()
@@ -315,9 +329,11 @@ def prune(domain: Domain) -> Domain:
             if c in seen:
                 continue
             seen.add(c)
-            for ai, v in writes.get(c.fact, ()):
+            by_value = writes.get(c.fact, {})
+            for v in ([c.value] if c.op == "==" else by_value):
                 if c.holds(v):
-                    mark(ai)
+                    for ai in by_value.get(v, ()):
+                        mark(ai)
         if queue:
             a = domain.actions[queue.pop()]
             todo.extend(a.pre)
@@ -326,14 +342,18 @@ def prune(domain: Domain) -> Domain:
                 for c in w.cond:
                     if c.fact not in tracked:
                         tracked.add(c.fact)
-                        for ai, _ in writes.get(c.fact, ()):
-                            mark(ai)
+                        for ais in writes.get(c.fact, {}).values():
+                            for ai in ais:
+                                mark(ai)
     keep_actions = [a for ai, a in enumerate(domain.actions) if relevant[ai]]
     read = {c.fact for g in domain.goals for c in g.want}
     for a in keep_actions:
         read |= {c.fact for c in a.pre} | {c.fact for w in a.when for c in w.cond}
     actions = []
     for a in keep_actions:
+        if all(e.fact in read for e in a.effects) and all(e.fact in read for w in a.when for e in w.effects):
+            actions.append(a)
+            continue
         whens = tuple(When(w.cond, tuple(e for e in w.effects if e.fact in read)) for w in a.when)
         actions.append(replace(a, effects=tuple(e for e in a.effects if e.fact in read),
                                when=tuple(w for w in whens if w.effects)))
