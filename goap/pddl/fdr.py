@@ -72,12 +72,15 @@ class Translation:
     pruned_facts: int
     seconds: float
 
-    def describe(self) -> list[str]:
-        """One line per variable, ``name: a | b | <none>`` (long ones shortened)."""
+    def describe(self, most: int = 40) -> list[str]:
+        """One line per variable, ``name (n values): a | b | <none>`` (long ones shortened; past ``most``
+        variables, one line saying how many more)."""
         out = []
-        for v in self.variables:
+        for v in self.variables[:most]:
             values = list(v.atoms[:6]) + (["..."] if len(v.atoms) > 6 else []) + ([NONE_LABEL] if v.none else [])
             out.append(f"{v.name} ({v.size} values): {' | '.join(values)}")
+        if len(self.variables) > most:
+            out.append(f"... and {len(self.variables) - most} more variables")
         return out
 
 

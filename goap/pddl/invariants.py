@@ -262,7 +262,10 @@ def _consistent(inv: Invariant, cls: _Classes, pos: list, neg: list) -> bool:
 
 def _too_heavy(inv: Invariant, act: _Action) -> bool:
     adds = [e for e in act.adds if inv.part(e.atom[0]) is not None]
-    pairs = list(combinations(adds, 2)) + [(e, _copy_effect(e)) for e in adds if e.qvars]
+    pairs = list(combinations(adds, 2))  # one binding of each quantified effect
+    # and two bindings of one quantified effect: an atom with another binding's atom (itself included)
+    pairs += [(e1, _copy_effect(e2)) for i, e1 in enumerate(adds) for e2 in adds[i:]
+              if e1.qvars and e1.group == e2.group]
     for e1, e2 in pairs:
         cls = act.base.copy()
         p1, p2 = inv.part(e1.atom[0]), inv.part(e2.atom[0])
