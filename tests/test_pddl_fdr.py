@@ -362,3 +362,18 @@ def test_a_quantified_add_of_many_atoms_is_too_heavy(tmp_path):
     assert not any({p.pred for p in inv.parts} == {"hand", "p"} for inv in report.proven)
     fdr = translate(strips, prune_irrelevant=False)
     _same_task(strips, fdr)
+
+
+@pytest.mark.parametrize("form", ["fdr", "strips"])
+def test_unsupported_input_is_one_error_line(tmp_path, form, capsys):
+    from goap.cli import main
+
+    (tmp_path / "d.pddl").write_text("""(define (domain x) (:requirements :strips :derived-predicates)
+  (:predicates (p) (q))
+  (:derived (q) (p))
+  (:action a :parameters () :effect (p)))""")
+    (tmp_path / "p.pddl").write_text("(define (problem y) (:domain x) (:init) (:goal (q)))")
+    for command in ("validate", "solve"):
+        assert main([command, str(tmp_path / "d.pddl"), str(tmp_path / "p.pddl"), "--translate", form]) == 1
+        err = capsys.readouterr().err
+        assert f"{tmp_path / 'd.pddl'}:3" in err and "derived predicates" in err and "Traceback" not in err
