@@ -27,6 +27,10 @@ Grounding, as planners usually do it:
   action instance becomes an action named like ``stack(a,b)`` with cost 1 (or its action cost). An atom both
   added and deleted by an action ends up true, as in STRIPS semantics. The goal is one goal named ``goal``.
 
+By default the grounded task is then translated to finite-domain variables (`goap.pddl.fdr`: mutex groups by
+invariant synthesis, `goap.pddl.invariants`, and backward relevance pruning); ``translate="strips"`` keeps one bool
+fact per atom. Action names are the same in both forms.
+
 The stages are separate modules, as in pyperplan: `goap.pddl.reader` (S-expressions), `goap.pddl.lifted`
 (schemas, atoms, objects) and `goap.pddl.grounder`. ``load_pddl(domain_file, problem_file)`` gives a `PddlTask`;
 its domain's default state is the initial state.
@@ -48,7 +52,8 @@ from goap.pddl.lifted import SUPPORTED_REQUIREMENTS, LiftedDomain, LiftedProblem
 from goap.pddl.reader import PddlError, parse_sexpr, read_file
 
 __all__ = [
-    "DEFAULT_TRANSLATION", "GOAL_NAME", "SUPPORTED_REQUIREMENTS", "TRANSLATIONS", "GroundingLimits", "PddlError", "PddlTask", "load_pddl", "optimal_costs",
+    "DEFAULT_TRANSLATION", "GOAL_NAME", "SUPPORTED_REQUIREMENTS", "TRANSLATIONS", "GroundingLimits", "PddlError",
+    "PddlTask", "load_pddl", "optimal_costs",
     "read_optima", "parse_sexpr", "parse_task", "pddl_tasks",
 ]
 

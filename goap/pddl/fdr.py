@@ -276,7 +276,7 @@ def translate(task, prune_irrelevant: bool = True, max_candidates: int = MAX_CAN
         if f.name not in grouped:
             facts.append(f)
     start: dict[str, object] = {f.name: True for f in facts if f.default}
-    for k, v in enumerate(variables):
+    for v in variables:
         value = next((i for i, n in enumerate(v.atoms) if dom.fact(n).default), len(v.atoms))
         labels = (*v.atoms, NONE_LABEL) if v.none else v.atoms
         facts.append(Fact(name=v.name, kind=ENUM, min=0, max=len(labels) - 1, default=value, labels=labels))
