@@ -377,3 +377,18 @@ def test_unsupported_input_is_one_error_line(tmp_path, form, capsys):
         assert main([command, str(tmp_path / "d.pddl"), str(tmp_path / "p.pddl"), "--translate", form]) == 1
         err = capsys.readouterr().err
         assert f"{tmp_path / 'd.pddl'}:3" in err and "derived predicates" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("goal,status", [("(p)", "satisfied"), ("(q)", "no_plan")])
+def test_nothing_relevant_still_plans(tmp_path, goal, status):
+    # no action achieves the goal: pruning would leave no action, so the task keeps its actions
+    (tmp_path / "d.pddl").write_text("""(define (domain n) (:predicates (p) (q) (r))
+      (:action a :parameters () :precondition (p) :effect (and (r) (not (p)))))""")
+    (tmp_path / "p.pddl").write_text(f"(define (problem m) (:domain n) (:init (p)) (:goal {goal}))")
+    from goap.planners.base import Status
+    from goap.planners.reference import ReferencePlanner
+
+    task = load_pddl(tmp_path / "d.pddl", tmp_path / "p.pddl")
+    p = ReferencePlanner(task.domain, max_nodes=100)
+    batch = p.plan(p.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
+    assert Status(int(batch.status[0])).label == status

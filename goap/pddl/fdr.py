@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, replace
+from typing import Any
 
 from goap.domain import ENUM, Action, Condition, Domain, Effect, Fact, Goal, When
 from goap.pddl.invariants import MAX_CANDIDATES, MAX_SECONDS, choose_groups, mutex_groups, task_invariants
@@ -96,11 +97,12 @@ class _Dead(Exception):
     """An action (or a conditional effect) that cannot apply in a reachable state."""
 
 
-def translate(task, prune_irrelevant: bool = True, max_candidates: int = MAX_CANDIDATES,
-              seconds: float | None = MAX_SECONDS):
-    """The finite-domain form of a STRIPS `goap.pddl.PddlTask` (see the module docstring), a new `PddlTask`."""
-    from goap.pddl import PddlTask  # the task type lives in the package
-
+def translate(task: Any, prune_irrelevant: bool = True, max_candidates: int = MAX_CANDIDATES,
+              seconds: float | None = MAX_SECONDS) -> Any:
+    """The finite-domain form of a STRIPS `goap.pddl.PddlTask` (see the module docstring), a new `PddlTask` with
+    its `Translation`. A task the translation cannot help is returned as it is (its ``translation`` None): a goal
+    that needs two atoms of one group at once (unreachable: the STRIPS task's search says so), or one where no
+    action is left."""
     t0 = time.perf_counter()
     dom: Domain = task.domain
     report = task_invariants(task.lifted, task.problem, max_candidates, seconds)
@@ -282,11 +284,15 @@ def translate(task, prune_irrelevant: bool = True, max_candidates: int = MAX_CAN
         facts.append(Fact(name=v.name, kind=ENUM, min=0, max=len(labels) - 1, default=value, labels=labels))
         start[v.name] = labels[value]
     goals = tuple(Goal(g.name, cond_list(c), g.priority) for g, c in zip(dom.goals, goal_c, strict=True))
+    if not actions:
+        return task
     out = Domain(name=dom.name, facts=tuple(facts), actions=tuple(actions), goals=goals)
     n_actions, n_facts = len(out.actions), len(out.facts)
     if prune_irrelevant:
-        out = prune(out)
-        start = {n: v for n, v in start.items() if n in {f.name for f in out.facts}}
+        pruned = prune(out)
+        if pruned.actions:  # none relevant: the goal holds at the start or never; the search says which
+            out = pruned
+            start = {n: v for n, v in start.items() if n in {f.name for f in out.facts}}
     kept = {f.name for f in out.facts}
     translation = Translation(
         variables=tuple(v for v in variables if v.name in kept), strips_facts=len(dom.facts),
@@ -295,8 +301,7 @@ def translate(task, prune_irrelevant: bool = True, max_candidates: int = MAX_CAN
         seconds=time.perf_counter() - t0,
     )
     return replace(task, domain=out, start=start, n_facts=len(out.facts), n_actions=len(out.actions),
-                   ground_seconds=task.ground_seconds + translation.seconds, translation=translation) \
-        if isinstance(task, PddlTask) else out
+                   ground_seconds=task.ground_seconds + translation.seconds, translation=translation)
 
 
 def _holds(pre: dict, e) -> bool:
