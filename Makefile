@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test docs wheel-check bench bench-pddl bench-up lint clean
+.PHONY: demo test docs wheel-check bench bench-pddl bench-fdr bench-up lint clean
 
 # torch first, pinned to the version the tests were run with: the learn extra asks only torch>=2.13, and a bare
 # or ranged torch from PyPI is a multi-GB CUDA build. TORCH_INDEX picks the CPU build on a fresh machine
@@ -54,6 +54,17 @@ bench-pddl: $(VENV)/.installed
 	mkdir -p benchmarks/results
 	$(VENV)/bin/goap bench --suite pddl --planners warp,fd-lmcut --time-limit 60 \
 		--json benchmarks/results/pddl.json --plot benchmarks/results/pddl.png
+
+# The finite-domain translation against the STRIPS form and Fast Downward, same run (docs/bench.md): the 46 IPC
+# tasks, then the first two tasks of each domain of ../shared/pddl-more (PDDL_MORE=DIR elsewhere) at 20 s a task.
+PDDL_MORE ?= ../shared/pddl-more
+bench-fdr: $(VENV)/.installed
+	mkdir -p benchmarks/results
+	$(VENV)/bin/goap bench --suite pddl --planners warp,fd-lmcut --translate fdr,strips --time-limit 60 \
+		--json benchmarks/results/fdr_ipc.json
+	$(VENV)/bin/goap bench --suite pddl --tasks-dir $(PDDL_MORE) --planners warp,fd-lmcut --translate fdr,strips \
+		--tasks 'p01,p02,pfile01-001,pfile01-002,child-snack_pfile01,child-snack_pfile01-2,d-1-2,d-1-3,prob01,prob02,probLOGISTICS-4-0,probLOGISTICS-4-1,pfile03-011,pfile03-012' \
+		--time-limit 20 --json benchmarks/results/fdr_more.json
 
 # The 46 IPC tasks through Unified Planning: UP's reader, the warp-goap engine, UP's validator, goap solve's costs.
 bench-up: $(VENV)/.installed

@@ -70,6 +70,9 @@ def _validate_arguments(v: argparse.ArgumentParser) -> None:
     v.add_argument("--sensed", default="", metavar="FACT,...", help="facts a world senses (any value in the check)")
     v.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
                    help="PDDL: seconds for parsing, grounding and the checks (an error naming the phase past it)")
+    v.add_argument("--translate", default=None, choices=("fdr", "strips"),
+                   help="PDDL: the task's form, fdr (finite-domain variables from mutex groups, pruned; the default) "
+                        "or strips (one bool fact per atom)")
 
 
 def _describe_arguments(d: argparse.ArgumentParser) -> None:
@@ -92,6 +95,9 @@ def _solve_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
                    help="seconds per problem; past it a problem's status is timeout (as in goap bench); for a PDDL "
                         "pair the limit holds for parsing, grounding, encoding and search, and the row names the phase")
+    s.add_argument("--translate", default=None, choices=("fdr", "strips"),
+                   help="PDDL: the task's form, fdr (finite-domain variables from mutex groups, pruned; the default) "
+                        "or strips (one bool fact per atom)")
 
 
 def _run_arguments(r: argparse.ArgumentParser) -> None:

@@ -28,7 +28,7 @@ def _pyperplan(name: str) -> dict:
 
 def _task(name: str):
     dom, prob, _ = next(t for t in TASKS if t[2] == name)
-    return load_pddl(dom, prob)
+    return load_pddl(dom, prob, translate="strips")
 
 
 def test_task_list():
@@ -43,7 +43,7 @@ def test_task_list():
 
 @pytest.mark.parametrize("dom,prob,name", TASKS, ids=[t[2] for t in TASKS])
 def test_every_task_loads(dom, prob, name):
-    task = load_pddl(dom, prob)
+    task = load_pddl(dom, prob, translate="strips")  # the grounder's own sizes, before the translation
     assert task.name == name
     assert task.n_facts == len(task.domain.facts) and task.n_actions == len(task.domain.actions)
     assert [g.name for g in task.domain.goals] == ["goal"]
@@ -159,7 +159,7 @@ def _write(tmp_path, domain=DOMAIN, problem=PROBLEM):
 
 
 def test_grounding_rules(tmp_path):
-    task = load_pddl(*_write(tmp_path))
+    task = load_pddl(*_write(tmp_path), translate="strips")
     dom = task.domain
     assert task.name == f"{tmp_path.name}/p01"
     # door is static (folded away); at is reachable only along doors; broken is never true (not a fact)

@@ -79,7 +79,7 @@ def test_within_the_bounds_nothing_changes(tmp_path):
     (tmp_path / "d.pddl").write_text(DOMAIN)
     (tmp_path / "p.pddl").write_text(PROBLEM)
     tight = GroundingLimits(max_actions=4, max_facts=4, max_table_bytes=4 * 8 * 4, seconds=5)
-    task = load_pddl(tmp_path / "d.pddl", tmp_path / "p.pddl", limits=tight)
+    task = load_pddl(tmp_path / "d.pddl", tmp_path / "p.pddl", limits=tight, translate="strips")
     assert task.n_actions == 4 and task.n_facts == 4
     with pytest.raises(PddlError, match="more than 3 ground actions"):
         load_pddl(tmp_path / "d.pddl", tmp_path / "p.pddl", limits=GroundingLimits(max_actions=3))
@@ -210,5 +210,5 @@ def test_direct_domain_equals_spec():
     from goap.pddl.grounder import spec_of
 
     for dom, prob, _ in _ipc_tasks()[::7]:
-        task = load_pddl(dom, prob)
+        task = load_pddl(dom, prob, translate="strips")
         assert domain_from_spec(spec_of(task.domain)) == task.domain

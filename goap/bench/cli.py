@@ -75,6 +75,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="pddl: glob on 'domain/taskNN' or 'taskNN', comma-separated; no wildcard: a substring")
     p.add_argument("--max-ground-actions", type=positive_int, default=None,
                    help="pddl: most ground actions per task (default 200,000)")
+    p.add_argument("--translate", default=None, metavar="FORMS",
+                   help="pddl: the task's form for goap planners, fdr (finite-domain variables, pruned) or strips; "
+                        "comma-separated for one column each (fdr,strips); default: fdr")
     p.add_argument("--max-ground-facts", type=positive_int, default=None,
                    help="pddl: most reachable atoms per task (default 100,000)")
     p.add_argument("--facts", default="16,64,256", help="random: comma-separated domain sizes (default 16,64,256)")
@@ -155,6 +158,26 @@ def planner_configs(names_text: str, option_items: Sequence[str], externals: Seq
     return configs
 
 
+def with_translations(configs: list[PlannerConfig], forms_text: str, is_pddl: bool = True) -> list[PlannerConfig]:
+    """Each goap planner once per PDDL form of ``--translate`` (``fdr,strips``), labelled with it."""
+    from dataclasses import replace
+
+    from goap.pddl import TRANSLATIONS
+
+    if not is_pddl:
+        raise ValueError("--translate is for the pddl suite")
+    forms = [f.strip() for f in str(forms_text).split(",") if f.strip()]
+    for f in forms:
+        if f not in TRANSLATIONS:
+            raise ValueError(f"--translate: unknown form '{f}' (expected {' or '.join(TRANSLATIONS)})")
+    if not forms or len(set(forms)) != len(forms):
+        raise ValueError(f"--translate: name each form once, got {forms_text!r}")
+    out = []
+    for c in configs:
+        out += [c] if c.external is not None else [replace(c, translate=f) for f in forms]
+    return out
+
+
 def planner_options(items: Sequence[str], planners: list[str]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {n: {} for n in planners}
     for item in items or ():
@@ -213,6 +236,8 @@ def run(args: argparse.Namespace) -> int:
     if not is_pddl and (args.external or any(p.strip() in _EXTERNAL_NAMES for p in args.planners.split(","))):
         raise ValueError("external planners read PDDL files: use them with --suite pddl")
     configs = planner_configs(args.planners, args.planner_option, args.external)
+    if getattr(args, "translate", None):
+        configs = with_translations(configs, args.translate, is_pddl)
     scatter = _scatter_pair(args.scatter, configs)
     if args.plot:
         report.require_matplotlib()

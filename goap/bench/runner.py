@@ -51,11 +51,16 @@ class PlannerConfig:
     name: str  # the registry name (warp) or the external planner's name (fd-lmcut)
     options: dict[str, Any] = field(default_factory=dict)
     external: Any = None  # goap.bench.external.ExternalPlanner
+    #: PDDL: the form the task is planned in (`goap.pddl.TRANSLATIONS`); None: `goap.pddl.DEFAULT_TRANSLATION`.
+    translate: str | None = None
 
     @property
     def label(self) -> str:
-        """``warp``, or ``warp[weight=5]`` when an option changes what the planner computes."""
+        """``warp``, or ``warp[weight=5]`` when an option changes what the planner computes (``translate=strips``
+        when the task's form was chosen)."""
         algo = {k: v for k, v in sorted(self.options.items()) if k not in RESOURCE_OPTIONS}
+        if self.translate is not None:
+            algo["translate"] = self.translate
         if not algo:
             return self.name
         return f"{self.name}[{','.join(f'{k}={_short(v)}' for k, v in algo.items())}]"
@@ -108,9 +113,10 @@ def run_recipe(recipe: Recipe, planners: list[PlannerConfig], settings: Settings
     t0 = time.perf_counter()
     global _task_started, _paused
     _task_started, _paused = t0, 0.0
+    form = internal[0].translate if internal else None
     try:
         if internal:
-            batch = recipe.load()
+            batch = _load(recipe, form)
     except ValueError as e:  # PddlError is a DomainError is a ValueError
         failure = str(e)
     ground_failed_s = time.perf_counter() - t0
@@ -122,6 +128,14 @@ def run_recipe(recipe: Recipe, planners: list[PlannerConfig], settings: Settings
             lifted = None
     rows: list[dict[str, Any]] = []
     for config in planners:
+        if config.external is None and config.translate != form:  # another form of the task: load it anew
+            form, batch, failure = config.translate, None, None
+            _task_started, _paused = time.perf_counter(), 0.0
+            try:
+                batch = _load(recipe, form)
+            except ValueError as e:
+                failure = str(e)
+            ground_failed_s = time.perf_counter() - _task_started
         if config.external is not None:
             rows += _run_external(config, recipe, batch, lifted, settings)
         elif batch is None:
@@ -134,6 +148,13 @@ def run_recipe(recipe: Recipe, planners: list[PlannerConfig], settings: Settings
             rows += _run_internal(config, batch, lifted, settings)
     _fill_optimal(rows, recipe, batch)
     return rows
+
+
+def _load(recipe: Recipe, translate: str | None) -> ProblemBatch:
+    """The recipe's batch; a PDDL task in the form ``translate`` (None: the default)."""
+    if translate is not None and isinstance(recipe, PddlRecipe):
+        return recipe.load(translate)
+    return recipe.load()
 
 
 def _run_isolated(recipe: Recipe, planners: list[PlannerConfig], settings: Settings) -> list[dict[str, Any]]:

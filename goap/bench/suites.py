@@ -113,17 +113,22 @@ class PddlRecipe:
         lifted = read_domain(self.domain_text, self.domain_file)
         return lifted, read_problem(self.problem_text, self.problem_file, lifted)
 
-    def load(self) -> ProblemBatch:
+    def load(self, translate: str | None = None) -> ProblemBatch:
+        """The task grounded, in the form ``translate`` (`goap.pddl.TRANSLATIONS`; None: the default), encoded."""
         from goap.encoding import encode
-        from goap.pddl import parse_task
+        from goap.pddl import DEFAULT_TRANSLATION, parse_task
 
         task = parse_task(self.domain_text, self.problem_text, self.name, self.domain_file, self.problem_file,
-                          self.limits)
+                          self.limits, translate or DEFAULT_TRANSLATION)
         tables = encode(task.domain)
+        info = {"n_facts": task.n_facts, "n_actions": task.n_actions, "ground_seconds": task.ground_seconds}
+        if task.translation is not None:
+            tr = task.translation
+            info.update(strips_facts=tr.strips_facts, strips_actions=tr.strips_actions,
+                        n_variables=len(tr.variables), translate_seconds=round(tr.seconds, 6))
         return ProblemBatch(
             suite=self.suite, group=self.group, ids=[self.name], tables=tables, states=tables.pack(task.state)[None],
-            goals=np.array([task.goal], dtype=np.int32), optimal=[self.optimum], tasks=[task],
-            info={"n_facts": task.n_facts, "n_actions": task.n_actions, "ground_seconds": task.ground_seconds},
+            goals=np.array([task.goal], dtype=np.int32), optimal=[self.optimum], tasks=[task], info=info,
         )
 
 

@@ -27,6 +27,10 @@ Grounding, as planners usually do it:
   action instance becomes an action named like ``stack(a,b)`` with cost 1 (or its action cost). An atom both
   added and deleted by an action ends up true, as in STRIPS semantics. The goal is one goal named ``goal``.
 
+By default the grounded task is then translated to finite-domain variables (`goap.pddl.fdr`: mutex groups by
+invariant synthesis, `goap.pddl.invariants`, and backward relevance pruning); ``translate="strips"`` keeps one bool
+fact per atom. Action names are the same in both forms.
+
 The stages are separate modules, as in pyperplan: `goap.pddl.reader` (S-expressions), `goap.pddl.lifted`
 (schemas, atoms, objects) and `goap.pddl.grounder`. ``load_pddl(domain_file, problem_file)`` gives a `PddlTask`;
 its domain's default state is the initial state.
@@ -40,6 +44,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from goap.domain import Domain, State
 from goap.pddl.grounder import GOAL_NAME, GroundingLimits, ground
@@ -47,7 +52,8 @@ from goap.pddl.lifted import SUPPORTED_REQUIREMENTS, LiftedDomain, LiftedProblem
 from goap.pddl.reader import PddlError, parse_sexpr, read_file
 
 __all__ = [
-    "GOAL_NAME", "SUPPORTED_REQUIREMENTS", "GroundingLimits", "PddlError", "PddlTask", "load_pddl", "optimal_costs",
+    "DEFAULT_TRANSLATION", "GOAL_NAME", "SUPPORTED_REQUIREMENTS", "TRANSLATIONS", "GroundingLimits", "PddlError",
+    "PddlTask", "load_pddl", "optimal_costs",
     "read_optima", "parse_sexpr", "parse_task", "pddl_tasks",
 ]
 
@@ -79,6 +85,8 @@ class PddlTask:
     lifted: LiftedDomain | None = field(default=None, repr=False, compare=False)
     problem: LiftedProblem | None = field(default=None, repr=False, compare=False)
     warnings: tuple[str, ...] = ()  # "FILE:LINE: what": requirements declared but not used, unknown ones
+    #: `goap.pddl.fdr.Translation` of a finite-domain task (``translate="fdr"``); None for the STRIPS form.
+    translation: Any = field(default=None, repr=False, compare=False)
 
     @property
     def state(self) -> State:
@@ -90,31 +98,50 @@ class PddlTask:
         return self.domain.goal_index(GOAL_NAME)
 
 
+#: The forms `load_pddl` can give a task: one bool fact per atom, or finite-domain variables (`goap.pddl.fdr`).
+TRANSLATIONS = ("fdr", "strips")
+#: The form `load_pddl` gives unless told otherwise (the one that wins on the IPC tasks: see docs/pddl.md).
+DEFAULT_TRANSLATION = "fdr"
+
+
 def load_pddl(
-    domain_path: str | Path, problem_path: str | Path, name: str | None = None, limits: GroundingLimits | None = None
+    domain_path: str | Path, problem_path: str | Path, name: str | None = None, limits: GroundingLimits | None = None,
+    translate: str = DEFAULT_TRANSLATION,
 ) -> PddlTask:
-    """Parse, ground and compile a STRIPS domain file and problem file (bounded by ``limits``)."""
+    """Parse, ground and compile a STRIPS domain file and problem file (bounded by ``limits``).
+
+    ``translate``: ``"fdr"`` (finite-domain variables from mutex groups, irrelevant actions and facts pruned:
+    `goap.pddl.fdr`) or ``"strips"`` (one bool fact per reachable atom)."""
     dfile, pfile = str(domain_path), str(problem_path)
-    return parse_task(read_file(dfile), read_file(pfile), name or _task_name(Path(problem_path)), dfile, pfile, limits)
+    return parse_task(read_file(dfile), read_file(pfile), name or _task_name(Path(problem_path)), dfile, pfile, limits,
+                      translate)
 
 
 def parse_task(
     domain_text: str, problem_text: str, name: str, domain_file: str = "domain.pddl",
-    problem_file: str = "problem.pddl", limits: GroundingLimits | None = None,
+    problem_file: str = "problem.pddl", limits: GroundingLimits | None = None, translate: str = DEFAULT_TRANSLATION,
 ) -> PddlTask:
     """`load_pddl` on texts already read (a worker of a cluster gets the texts, not the paths)."""
+    if translate not in TRANSLATIONS:
+        raise ValueError(f"unknown PDDL translation {translate!r} (expected one of {', '.join(TRANSLATIONS)})")
     t0 = time.perf_counter()
     _enter("parse")
     lifted = read_domain(domain_text, domain_file)
     problem = read_problem(problem_text, problem_file, lifted)
     _enter("ground")
     domain, start, n_static = ground(lifted, problem, name, limits)
-    _enter("encode")  # what every caller does next with the domain
-    return PddlTask(
+    task = PddlTask(
         domain=domain, start=start, name=name, n_facts=len(domain.facts), n_actions=len(domain.actions),
         n_static=n_static, ground_seconds=time.perf_counter() - t0, domain_file=domain_file,
         problem_file=problem_file, lifted=lifted, problem=problem, warnings=tuple(lifted.warnings),
     )
+    if translate == "fdr":
+        from goap.pddl.fdr import translate as to_fdr
+
+        _enter("translate")
+        task = to_fdr(task)
+    _enter("encode")  # what every caller does next with the domain
+    return task
 
 
 #: Called with the name of each phase of a task as `parse_task` enters it: "parse", "ground", then "encode" as it

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from goap.files import check_writable, write_output
-from goap.pddl import GroundingLimits, PddlTask, load_pddl
+from goap.pddl import DEFAULT_TRANSLATION, GroundingLimits, PddlTask, load_pddl
 
 
 def is_pddl(path: str) -> bool:
@@ -43,7 +43,9 @@ def _load(args: argparse.Namespace) -> PddlTask:
     if not getattr(args, "problem", None):
         _problem_alone(args)
     limit = getattr(args, "time_limit", None)
-    return load_pddl(args.domain, args.problem, limits=GroundingLimits(seconds=limit or GroundingLimits.seconds))
+    form = getattr(args, "translate", None) or DEFAULT_TRANSLATION
+    return load_pddl(args.domain, args.problem, limits=GroundingLimits(seconds=limit or GroundingLimits.seconds),
+                     translate=form)
 
 
 class _Phases:
@@ -88,11 +90,26 @@ def validate(args: argparse.Namespace) -> int:
         except TimeUp:
             raise ValueError(f"{args.problem}: not validated: the time limit of {limit:g} s ran out while in phase "
                              f"'{phases.name}'") from None
-    print(
-        f"{args.problem}: task '{task.name}' of {args.domain} is valid: grounded in {task.ground_seconds:.2f} s to "
-        f"{task.n_facts} facts in {tables.n_words} word(s), {task.n_actions} actions "
-        f"({task.n_static} static atoms folded into them), one goal"
-    )
+    tr = task.translation
+    if tr is None:
+        print(
+            f"{args.problem}: task '{task.name}' of {args.domain} is valid: grounded in {task.ground_seconds:.2f} s "
+            f"to {task.n_facts} facts in {tables.n_words} word(s), {task.n_actions} actions "
+            f"({task.n_static} static atoms folded into them), one goal"
+        )
+    else:
+        bounded = f"; the synthesis stopped at its {tr.stopped} bound" if tr.stopped else ""
+        print(
+            f"{args.problem}: task '{task.name}' of {args.domain} is valid: grounded to {tr.strips_facts} facts, "
+            f"{tr.strips_actions} actions ({task.n_static} static atoms folded into them), one goal; in the "
+            f"finite-domain form {task.n_facts} facts in {tables.n_words} word(s), {task.n_actions} actions "
+            f"({task.ground_seconds:.2f} s in all)"
+        )
+        print(f"{len(tr.variables)} finite-domain variables from {tr.invariants} invariants ({tr.candidates} "
+              f"candidates{bounded}); {tr.pruned_actions} irrelevant actions and {tr.pruned_facts} facts pruned; "
+              f"translated in {tr.seconds:.2f} s:")
+        for line in tr.describe():
+            print(f"  {line}")
     for w in task.warnings:
         print(f"warning: {w}")
     for w in report.warnings:
