@@ -29,8 +29,9 @@ The search, which the Warp planner follows step for step:
     unit-cost tasks: ties to the highest id (the precondition h_max's queue, ordered by value then id, reaches
     last when costs are positive, as Fast Downward's h_max supporter) give the initial values of Fast
     Downward's lmcut on the IPC tasks measured (depot/task03: 17; the lowest id gives 14).
-  - ``hmax_depth2`` (the default before ``pdb``): h_max truncated after two regression levels: a precondition p of an achiever,
-    false in s, counts as the cheapest enabled achiever of p (instead of h(p)). Cheaper per node, weaker.
+  - ``hmax_depth2`` (the default before ``pdb``): h_max truncated after two regression levels: a precondition p
+    of an achiever, false in s, counts as the cheapest enabled achiever of p (instead of h(p)). Cheaper per node,
+    weaker.
   - ``hmax_depth1``: h_max truncated after one level: the cheapest enabled achiever of each condition in U only.
   - ``pdb``: pattern databases (`goap.planners.pdb`): the max over the goal's patterns of the exact abstract goal
     distance of the state's projection, at the domain's least costs, times the agent's factor (min over actions
