@@ -310,7 +310,7 @@ def test_pddl_commands_default_to_lmcut(monkeypatch, capsys, tmp_path):
     from goap.cli import main
     from goap.planners.base import DEFAULT_HEURISTIC, PDDL_HEURISTIC
 
-    assert (PDDL_HEURISTIC, DEFAULT_HEURISTIC) == ("lmcut", "pdb")
+    assert (PDDL_HEURISTIC, DEFAULT_HEURISTIC) == ("lmcut", "hmax_depth2")
     seen: list = []
     real = planners.make_planner
 
@@ -328,7 +328,7 @@ def test_pddl_commands_default_to_lmcut(monkeypatch, capsys, tmp_path):
     assert run(build_parser().parse_args([*pddl, *common])) == 0
     assert run(build_parser().parse_args([*pddl, *common, "--planner-option", "heuristic=hmax"])) == 0
     assert run(build_parser().parse_args(["--suite", "random", "--facts", "16", "--problems", "2", *common])) == 0
-    assert seen == ["lmcut", "lmcut", "hmax", None]  # None: the planner's own default, pdb
+    assert seen == ["lmcut", "lmcut", "hmax", None]  # None: the planner's own default, hmax_depth2
 
 
 @pytest.mark.parametrize(("old", "new"), [("hmax2", "hmax_depth2"), ("hmax1", "hmax_depth1")])

@@ -30,7 +30,7 @@ from goap.planners.reference import ReferencePlanner
 from goap.planners.warp_astar import WarpAStarPlanner
 from tests.conftest import PDDL_DIR
 from tests.test_heuristics import uniform_cost
-from tests.test_types_costs import agent_rows, dijkstra, replay_cost, rule_cost, typed_problems
+from tests.test_types_costs import agent_rows, dijkstra, replay_cost, typed_problems
 
 DEVICE = os.environ.get("GOAP_TEST_DEVICE", "cpu")
 
@@ -74,28 +74,7 @@ def game_domain(seed: int, n_facts: int, **options) -> Domain:
 
 def capped_optimum(domain, start, goal, base, scale, usable, limit=20_000):
     """The optimal cost by uniform-cost search (state-dependent costs included), or None past ``limit`` states."""
-    import heapq
-
-    best = {start: 0.0}
-    heap = [(0.0, 0, start)]
-    tick = 0
-    while heap:
-        g, _, s = heapq.heappop(heap)
-        if g > best[s]:
-            continue
-        if domain.satisfies(s, goal.want):
-            return g
-        for a, action in enumerate(domain.actions):
-            if usable[a] and domain.is_applicable(s, action):
-                child = domain.apply(s, action)
-                g2 = g + rule_cost(domain, a, s, base[a], scale[a])
-                if g2 < best.get(child, math.inf):
-                    if len(best) >= limit:
-                        return None
-                    best[child] = g2
-                    tick += 1
-                    heapq.heappush(heap, (g2, tick, child))
-    return math.inf
+    return dijkstra(domain, start, goal, base, scale, usable, limit=limit, capped=True)
 
 
 def assert_same(r, f):

@@ -251,8 +251,9 @@ def rule_cost(domain, a, state, base, scale):
     return scale * max(0.0, total)
 
 
-def dijkstra(domain, start, goal, base, scale, usable, limit=200_000):
-    """Optimal cost by uniform-cost search over the explicit state space, state-dependent costs included."""
+def dijkstra(domain, start, goal, base, scale, usable, limit=200_000, capped=False):
+    """Optimal cost by uniform-cost search over the explicit state space, state-dependent costs included (past
+    ``limit`` states: an assertion, or None when ``capped``)."""
     best = {start: 0.0}
     heap = [(0.0, 0, start)]
     tick = 0
@@ -267,6 +268,8 @@ def dijkstra(domain, start, goal, base, scale, usable, limit=200_000):
                 child = domain.apply(s, action)
                 g2 = g + rule_cost(domain, a, s, base[a], scale[a])
                 if g2 < best.get(child, math.inf):
+                    if capped and len(best) >= limit:
+                        return None
                     assert len(best) < limit
                     best[child] = g2
                     tick += 1

@@ -189,11 +189,12 @@ class Planner(Protocol):
 #: achiever of each unmet goal condition only), and pattern databases (``pdb``, `goap.planners.pdb`: exact goal
 #: distances in projections of the domain, built once per goal table). The h_max family and pdb are consistent.
 HEURISTICS = ("lmcut", "hmax", "hmax_depth2", "hmax_depth1", "pdb")
-#: The planners' default: on game-sized domains pattern databases come close to the plan length in expansions for
-#: a table lookup a node (benchmarks/plan_throughput.py --sections versus_c: 2.4x hmax_depth2's plans per
-#: CPU-second on distinct soldier queries, 27x on deep village ones); the tables cost well under a second when a
-#: planner is made. hmax_depth2 was the default before.
-DEFAULT_HEURISTIC = "pdb"
+#: The planners' default: on game-sized domains hmax_depth2 makes 5-9x the plans per CPU-second of lmcut and 3-4x
+#: those of hmax. Pattern databases (``pdb``) do far better on queries at the domain's own costs (2.8x on distinct
+#: soldier queries, 31x on deep village ones: benchmarks/plan_throughput.py --sections versus_c), but scale their
+#: tables by one factor per agent, so with the worlds' per-agent cost rows and enabled masks they expand more
+#: than hmax_depth2 (the village's plan stage 3.4 -> 5.0 ms a tick at 10,000 agents): not the default yet.
+DEFAULT_HEURISTIC = "hmax_depth2"
 #: The default of the PDDL commands (`goap solve` on a PDDL pair, `goap bench --suite pddl`): on the IPC tasks
 #: LM-cut expands far fewer nodes than the h_max family (depot/task03: 13,769 against 944,028 with hmax).
 PDDL_HEURISTIC = "lmcut"

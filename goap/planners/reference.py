@@ -29,7 +29,7 @@ The search, which the Warp planner follows step for step:
     unit-cost tasks: ties to the highest id (the precondition h_max's queue, ordered by value then id, reaches
     last when costs are positive, as Fast Downward's h_max supporter) give the initial values of Fast
     Downward's lmcut on the IPC tasks measured (depot/task03: 17; the lowest id gives 14).
-  - ``hmax_depth2`` (the default before ``pdb``): h_max truncated after two regression levels: a precondition p
+  - ``hmax_depth2`` (default): h_max truncated after two regression levels: a precondition p
     of an achiever, false in s, counts as the cheapest enabled achiever of p (instead of h(p)). Cheaper per node,
     weaker.
   - ``hmax_depth1``: h_max truncated after one level: the cheapest enabled achiever of each condition in U only.
@@ -104,7 +104,7 @@ class ReferencePlanner:
         max_plan_length: the longest plan returned whole; longer optimal plans give TOO_LONG and a segment.
         weight: order the open list by g + weight * h (plans cost at most weight x optimal).
         greedy: order it by h alone.
-        heuristic: "pdb" (default), "hmax_depth2", "lmcut", "hmax" or "hmax_depth1" (see the module docstring).
+        heuristic: "hmax_depth2" (default), "pdb", "lmcut", "hmax" or "hmax_depth1" (see the module docstring).
         growth: pool growth per escalation level (1: no escalation).
         node_ceiling: the largest pool (default ``DEFAULT_NODE_CEILING``, at least ``max_nodes``).
         device: accepted for a common signature: this planner runs on the host.

@@ -110,7 +110,7 @@ class WarpAStarPlanner:
         max_scratch_bytes: hard cap on the search scratch held at once, all threads and levels together (4 GiB).
         weight: order the open list by g + weight * h: plans cost at most weight x optimal, found faster.
         greedy: order the open list by h alone (greedy best-first): fastest, no bound on the cost.
-        heuristic: "pdb" (default), "hmax_depth2", "lmcut", "hmax" or "hmax_depth1": see
+        heuristic: "hmax_depth2" (default), "pdb", "lmcut", "hmax" or "hmax_depth1": see
             `goap.planners.reference`.
         growth: pool growth per escalation level (1: no escalation).
         node_ceiling: the largest pool (default 2**25 states, at least ``max_nodes``).
