@@ -236,7 +236,7 @@ POP_FACTOR = 4
 #: exactly where the goal is relaxed-unreachable)
 #: checks it once, so that an unreachable goal is proved so then rather than by exhausting the reachable states.
 #: Easy queries end before it and never pay for the check.
-RELAXED_CHECK_AFTER = 16
+RELAXED_CHECK_AFTER = 32
 RELAXED_CHECK_HEURISTICS = ("hmax_depth2", "hmax_depth1", "pdb")
 
 
