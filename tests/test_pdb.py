@@ -30,7 +30,7 @@ from goap.planners.reference import ReferencePlanner
 from goap.planners.warp_astar import WarpAStarPlanner
 from tests.conftest import PDDL_DIR
 from tests.test_heuristics import uniform_cost
-from tests.test_types_costs import agent_rows, dijkstra, replay_cost, typed_problems
+from tests.test_types_costs import agent_rows, check_against_brute_force, dijkstra, typed_problems
 
 DEVICE = os.environ.get("GOAP_TEST_DEVICE", "cpu")
 
@@ -136,23 +136,7 @@ def test_admissible_and_optimal_against_brute_force(seed, pdb_states):
     for c, e, t in ((None, None, None), (costs, enabled, types)):
         r = ref.plan(states, problems.goals, c, e, types=t)
         assert_same(r, fast.plan(states, problems.goals, c, e, types=t))
-        for i in range(len(states)):
-            base, scale, usable = agent_rows(domain, i, c, e, t)
-            start = tuple(int(v) for v in problems.values[i])
-            goal = domain.goals[problems.goals[i]]
-            best = dijkstra(domain, start, goal, base, scale, usable)
-            least, _ = ref.agent_costs(base, tuple(scale))
-            h = ref.heuristic_function(goal, least, usable)(start)
-            assert h <= best + 1e-9, (i, h, best)
-            if math.isinf(best):
-                assert r.status[i] == Status.NO_PLAN
-                continue
-            assert r.status[i] in (Status.OK, Status.SATISFIED), (i, r.status[i])
-            assert float(r.cost[i]) == pytest.approx(best, rel=1e-12, abs=1e-12)
-            if r.status[i] == Status.OK:
-                solved += 1
-                end, total = replay_cost(domain, start, r.plan(i), base, scale, usable)
-                assert domain.satisfies(end, goal.want)
+        solved += check_against_brute_force(domain, ref, r, problems, c, e, t)
     assert solved >= 10
 
 
