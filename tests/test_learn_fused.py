@@ -13,7 +13,8 @@ import pytest
 torch = pytest.importorskip("torch")
 wp = pytest.importorskip("warp")
 
-from goap.learn.fused import WIDTHS, width_for  # noqa: E402
+from goap.domain import DomainBuilder  # noqa: E402
+from goap.learn.fused import WIDTHS, fast_exp, width_for  # noqa: E402
 from goap.learn.model import UtilityModel  # noqa: E402
 from goap.learn.selector import UtilitySelector  # noqa: E402
 from goap.learn.train import train  # noqa: E402
@@ -202,3 +203,116 @@ def test_bad_models_and_backends_are_refused():
     with pytest.raises(ValueError, match="backend must be"):
         UtilitySelector(random_model(domain, (16,)), domain, backend="tpu")
     assert UtilitySelector(random_model(domain, (16,)), domain, keep_predictions=True).backend == "torch"
+
+
+def many_goals_domain(n_goals=21):
+    """More goals than one of the kernel's goal blocks, and a type that may pick only every fourth goal."""
+    b = DomainBuilder("many")
+    for k in range(n_goals):
+        b = b.bool(f"f{k}")
+    b = b.int("n", 0, 6, default=0).action("a0", cost=1, effects={"f0": True})
+    for k in range(n_goals):
+        b = b.goal(f"g{k}", want={f"f{k}": True}, priority=1.0 + k % 3)
+    few = [f"g{k}" for k in range(0, n_goals, 4)]
+    return b.agent_type("all").agent_type("few", goals=few).build(), [k for k in range(0, n_goals, 4)]
+
+
+@pytest.mark.parametrize("hidden", [(32,), (40, 24)])  # widths 32 (blocks of 16 goals) and 64 (blocks of 8)
+def test_goal_blocks_and_types_match_the_torch_path(hidden):
+    domain, few = many_goals_domain()
+    n, G = 30, len(domain.goals)
+    brain = Brain(domain, n, planner="reference")
+    brain.reset_agents(np.arange(1, n, 2), agent_type="few")
+    rng = np.random.default_rng(4)
+    t = brain.tables
+    states = np.stack([t.pack({**{f"f{k}": bool(rng.integers(0, 2)) for k in range(G)}, "n": int(rng.integers(0, 7))})
+                       for _ in range(n)])
+    brain.assign("states", states)
+    model = random_model(domain, hidden, seed=7)
+    fused = UtilitySelector(model, domain, alpha=0.7, beta=1.1, gamma=0.4, backend="warp", cache=False)
+    ref = UtilitySelector(model, domain, alpha=0.7, beta=1.1, gamma=0.4, backend="torch", cache=False)
+    rows = np.arange(n)
+    mult, add = fused_factors(fused, brain, rows)
+    m_ref, a_ref = (x.numpy() for x in ref.score_factors(brain, wp.array(rows.astype(np.int32))))
+    typed = np.arange(1, n, 2)
+    alls = np.arange(0, n, 2)
+    np.testing.assert_allclose(mult[alls], m_ref[alls], rtol=2e-5, atol=2e-6)  # type "all": every goal
+    np.testing.assert_allclose(add[alls], a_ref[alls], rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(mult[np.ix_(typed, few)], m_ref[np.ix_(typed, few)], rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(add[np.ix_(typed, few)], a_ref[np.ix_(typed, few)], rtol=2e-5, atol=2e-5)
+    never = np.setdiff1d(np.arange(G), few)  # goals type "few" never picks: the plain priority
+    assert (mult[np.ix_(typed, never)] == 1.0).all() and (add[np.ix_(typed, never)] == 0.0).all()
+
+
+@wp.kernel
+def _fast_exp_of(x: wp.array(dtype=wp.float32), out: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    out[i] = fast_exp(x[i])
+
+
+def test_the_decodings_exponential_is_within_two_ulp_of_exp():
+    x = np.concatenate([np.linspace(-87.0, 88.0, 20001), np.linspace(-1e-3, 1e-3, 201), [0.0, 1.0, -1.0]])
+    x = x.astype(np.float32)
+    out = wp.zeros(len(x), dtype=wp.float32)
+    wp.launch(_fast_exp_of, len(x), [wp.array(x), out])
+    want = np.exp(x.astype(np.float64))
+    got = out.numpy().astype(np.float64)
+    ulp = np.spacing(want.astype(np.float32)).astype(np.float64)
+    assert (np.abs(got - want) <= 2.0 * ulp).all(), float(np.max(np.abs(got - want) / ulp))
+    # clamped outside the float range instead of inf or 0, so a decoded cost or probability stays finite
+    ends = wp.zeros(2, dtype=wp.float32)
+    wp.launch(_fast_exp_of, 2, [wp.array(np.array([-200.0, 200.0], np.float32)), ends])
+    lo, hi = ends.numpy()
+    assert 0.0 < lo < 1e-37 and np.isfinite(hi) and hi > 1e38
+
+
+def test_new_weights_and_another_writer_make_the_cached_rows_stale():
+    domain, brain = synth_brain(30, seed=2)
+    model = random_model(domain, (16,), seed=3)
+    cached = UtilitySelector(model, domain, beta=0.8, backend="warp")
+    rows = np.arange(0, 30, 3)
+    fused_factors(cached, brain, rows)
+    assert cached.rows_predicted == len(rows)
+    cached.beta = 2.5  # new weights: every row is run again with them
+    mult, add = fused_factors(cached, brain, rows)
+    assert cached.rows_predicted == 2 * len(rows)
+    full = UtilitySelector(model, domain, beta=2.5, backend="torch", cache=False)
+    m_ref, a_ref = (x.numpy() for x in full.score_factors(brain, wp.array(rows.astype(np.int32))))
+    np.testing.assert_allclose(add[rows], a_ref, rtol=2e-5, atol=2e-5)
+    # another scorer writes the brain's score buffers: the fused cache's rows no longer hold, so all are written
+    brain.goal_scorer = lambda b: np.full((b.n_agents, len(domain.goals)), 5.0, dtype=np.float32)
+    brain.tick()
+    assert (brain._score_mult.numpy()[rows] == 0.0).all()  # plain scores: factor 0, term = the score
+    brain.goal_scorer = None
+    mult, add = fused_factors(cached, brain, rows)
+    assert cached.rows_predicted == 3 * len(rows)
+    m_ref, a_ref = (x.numpy() for x in full.score_factors(brain, wp.array(rows.astype(np.int32))))
+    np.testing.assert_allclose(mult[rows], m_ref, rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(add[rows], a_ref, rtol=2e-5, atol=2e-5)
+
+
+def test_spans_on_the_cpu_pool_equal_one_span(monkeypatch):
+    """The brain's path (every agent tested) split over the CPU pool scores the same agents with the same values as
+    one span; the counter slots per span add up."""
+    import goap.learn.fused as fused_mod
+
+    domain, model = village_model(n=32, ticks=10)
+    out = []
+    for all_rows in (1 << 30, 16):  # one span; then spans of 16 agents (as many as the pool has threads)
+        monkeypatch.setattr(fused_mod, "ALL_ROWS", all_rows)
+        brain = Brain(domain, 200, world=VillageWorld(), seed=5, plan_budget=32, cpu_threads=2)
+        selector = UtilitySelector(model, domain, beta=1.5, backend="warp", every=3)
+        for _ in range(3):
+            brain.tick()
+        brain._score_mult.fill_(-3.0)
+        brain._score_add.fill_(-3.0)
+        brain._score_writer = None
+        selector.launch_scores(brain, rows=None, count=None, dim=brain.n_agents, mult=brain._score_mult,
+                               add=brain._score_add, goals=brain._tables_d.goals, rules=brain._rules)
+        slots = next(iter(selector._fused.values())).predicted.numpy()
+        assert np.count_nonzero(slots) == (1 if all_rows > 200 else 2)  # one counter slot a span
+        out.append((brain._score_mult.numpy().copy(), brain._score_add.numpy().copy(), selector.rows_predicted))
+    (m1, a1, p1), (m2, a2, p2) = out
+    assert p1 == p2 > 0 and ((m1 != -3.0).any(axis=1)).sum() == p1
+    np.testing.assert_array_equal(m1, m2)
+    np.testing.assert_array_equal(a1, a2)

@@ -56,6 +56,7 @@ from goap.kernels.codes import (
     ST_TOO_LONG,
 )
 from goap.kernels.semantics import (
+    CondList,
     DomainTables,
     GoalTables,
     action_applicable,
@@ -683,14 +684,24 @@ def scoring_due(agents: Agents, tick: wp.array(dtype=wp.int64), gt: GoalTables, 
     """Whether a goal scorer scores agent ``i`` this tick: a live agent that will choose a goal afresh (no goal, or
     its goal holds now) or, staggered by index, every ``every`` ticks any other (``(i + tick) % every == 0``), so
     that a pursued goal can still be outscored."""
-    if not agents.alive[i]:
+    return scoring_due_at(agents.alive, agents.goal, agents.states, gt.mask, gt.value, gt.ints, i,
+                          (wp.int64(i) + tick[0]) % wp.int64(every) == wp.int64(0))
+
+
+@wp.func
+def scoring_due_at(
+    alive: wp.array(dtype=wp.bool), goal: wp.array(dtype=wp.int32), states: wp.array2d(dtype=wp.uint64),
+    mask: wp.array2d(dtype=wp.uint64), value: wp.array2d(dtype=wp.uint64), ints: CondList, i: int, staggered: bool,
+) -> bool:
+    """`scoring_due` with the stagger test done by the caller (``staggered``: agent i's turn this tick), for a loop
+    over consecutive agents that keeps ``i % every`` as a counter; it takes the arrays it reads, not the structs
+    (a Warp function's arguments are copied at each call the CPU compiler does not inline away)."""
+    if not alive[i]:
         return False
-    g = agents.goal[i]
-    if g < 0:
+    g = goal[i]
+    if g < 0 or staggered:
         return True
-    if goal_satisfied(agents.states, i, gt.mask, gt.value, gt.ints, g):
-        return True
-    return (wp.int64(i) + tick[0]) % wp.int64(every) == wp.int64(0)
+    return goal_satisfied(states, i, mask, value, ints, g)
 
 
 @wp.kernel

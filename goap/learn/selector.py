@@ -172,7 +172,7 @@ class UtilitySelector:
     def rows_predicted(self) -> int:
         """Agents run through the model (at least one goal predicted), all calls together, both paths (the fused
         path's count is read from the device)."""
-        return self._rows_torch + sum(int(f.predicted.numpy()[0]) for f in self._fused.values())
+        return self._rows_torch + sum(int(f.predicted.numpy().sum()) for f in self._fused.values())
 
     @classmethod
     def load(

@@ -147,6 +147,7 @@ class Brain(Pipeline, Commands, Facts, Snapshots, Inspection):
         # A goal scorer's factor and term per agent and goal: decide compares priority * mult + add.
         self._score_mult = wp.zeros((max(1, N), max(1, G)), dtype=wp.float32, device=dev)
         self._score_add = wp.zeros((max(1, N), max(1, G)), dtype=wp.float32, device=dev)
+        self._score_writer: Any = None  # the fused selector's cache that last wrote them (None: anything else)
         self._layout_d = self._layout_arrays()
         self._make_rules()
         self._all_rows = None

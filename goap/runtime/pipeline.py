@@ -304,6 +304,7 @@ class Pipeline:
         shape = tuple(self.arrays.priorities.shape)
         s = self._scores_on_device(self.goal_scorer(self), shape)
         if self.n_agents and s.shape[1]:
+            self._score_writer = None  # a fused selector's cached rows no longer hold
             self.launcher.launch(self._kernels.copy_scores, shape, [s, self._score_mult, self._score_add],
                                  record=False)
 
@@ -336,6 +337,7 @@ class Pipeline:
         if not affine:
             add = mult = self._scores_on_device(out, (n, G))
         if G:
+            self._score_writer = None  # a fused selector's cached rows no longer hold
             self.launcher.launch(k.scatter_scores, (n, G), [rows, mult, add, int(affine), self._score_mult,
                                                             self._score_add], record=False)
 
