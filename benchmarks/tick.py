@@ -22,7 +22,8 @@ so the agents choose exactly as ``plain`` does and the difference of the tick is
 in turns on the same world and seed; the table gives the median tick against ``plain`` (the selector's budget: +10%)
 and the selector's own ms per call (its kernel, or the torch forward pass, timed on the host). On a loaded
 machine two identical brains ticked in turns differ by up to 20% in their medians, so the selector's own time is
-the steadier measure of its cost.
+the steadier measure of its cost. The CPU columns (``cpu.med``: the median tick in process CPU time, every
+thread of the pool counted) move less with the load of other processes than the wall-clock ones.
 
 ``--types`` ticks, in turns, the engine world on the village domain as it is (``untyped``), the same domain
 with two agent types and a cost term on every walking action that leave every plan as it was (``typed``: both
@@ -116,13 +117,15 @@ def run(args: argparse.Namespace, n: int) -> list[dict]:
             brains[mode].reset_agents(np.arange(1, n, 2), agent_type="porter")
     engine: dict[str, list[float]] = {m: [] for m in modes}
     ticks: dict[str, list[float]] = {m: [] for m in modes}
+    cpu: dict[str, list[float]] = {m: [] for m in modes}  # process CPU seconds a tick (every thread of the pool)
     wall = dict.fromkeys(modes, 0.0)
     for _ in range(args.ticks):
         for mode in modes:
             brain = brains[mode]
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             brain.tick()
             ticks[mode].append(time.perf_counter() - t0)
+            cpu[mode].append(time.process_time() - c0)
             wall[mode] += ticks[mode][-1]
             engine[mode].append(brain.stage_stats["total"].last - brain.stage_stats["search"].last)
     hashes = {m: b.state_hash() for m, b in brains.items()}
@@ -138,12 +141,14 @@ def run(args: argparse.Namespace, n: int) -> list[dict]:
     out = []
     for m in modes:
         steady = sorted(ticks[m][args.warmup:]) or [0.0]
+        steady_cpu = sorted(cpu[m][args.warmup:]) or [0.0]
         scorer = brains[m].goal_scorer
         extra = {} if scorer is None else {"selector_backend": scorer.backend}
         if scorer is not None and not m.endswith("captured"):  # a captured tick replays it: no call to time
             extra["selector_ms_per_call"] = 1000.0 * scorer.seconds / max(1, scorer.calls)
         out.append(dict(row(args, n, budget, brains[m], worlds[m], engine[m], wall[m]), mode=m, same_state=same,
-                        tick_median_ms=1000.0 * steady[len(steady) // 2], **extra))
+                        tick_median_ms=1000.0 * steady[len(steady) // 2],
+                        cpu_median_ms=1000.0 * steady_cpu[len(steady_cpu) // 2], **extra))
     return out
 
 
@@ -209,17 +214,22 @@ def main() -> None:
 
     rows = []
     print(f"{'agents':>8s} {'mode':>16s} {'ms/tick':>8s} {'median':>8s} {'p95':>8s} {'engine':>8s} {'eng.med':>8s} "
-          f"{'search':>8s} " + " ".join(f"{s:>8s}" for s in STAGES) + "  same state  vs plain  selector")
+          f"{'search':>8s} " + " ".join(f"{s:>8s}" for s in STAGES) + "  same state  vs plain  cpu.med  vs plain"
+          "  selector")
     for n in (int(x) for x in args.agents.split(",")):
         group = run(args, n)
         base = next((r["tick_median_ms"] for r in group if r["mode"] == "plain"), None)
+        base_cpu = next((r["cpu_median_ms"] for r in group if r["mode"] == "plain"), None)
         for r in group:
             r["vs_plain"] = r["tick_median_ms"] / base if base else None
+            r["cpu_vs_plain"] = r["cpu_median_ms"] / base_cpu if base_cpu else None
             rows.append(r)
             print(f"{n:>8d} {r['mode']:>16s} {r['ms_per_tick']['mean']:>8.2f} {r['tick_median_ms']:>8.2f} "
                   f"{r['ms_per_tick']['p95']:>8.2f} {r['engine_ms']['mean']:>8.2f} {r['engine_ms']['median']:>8.2f} "
                   f"{r['search']['mean']:>8.2f} " + " ".join(f"{r['stages'][st]['mean']:>8.2f}" for st in STAGES)
                   + f"  {str(r['same_state']):>10s}  " + ("" if r["vs_plain"] is None else f"{r['vs_plain']:7.3f}")
+                  + f"  {r['cpu_median_ms']:7.2f}  "
+                  + ("" if r["cpu_vs_plain"] is None else f"{r['cpu_vs_plain']:7.3f}")
                   + (f"  {r['selector_ms_per_call']:.3f} ms" if "selector_ms_per_call" in r else ""), flush=True)
     if args.types:
         for n in sorted({r["agents"] for r in rows}):
