@@ -148,24 +148,35 @@ def host_guard(stage: str) -> Iterator[None]:
 
 # --- the launcher --------------------------------------------------------------------------------------------------
 def _arg_key(x: Any) -> Any:
-    """A launch argument as part of a cache key: arrays and structs by identity, scalars by type and value."""
-    if isinstance(x, bool | int | float):
-        return (type(x), x)
-    if _is_warp_scalar(x):
-        return (type(x), x.value)  # a Warp scalar such as wp.uint64(k)
-    return id(x)
+    """A launch argument as part of a cache key: arrays and structs by identity, scalars by type and value. Called
+    for every input of every recorded launch, so each type's kind is worked out once (`_kind_of`)."""
+    t = type(x)
+    kind = _KINDS.get(t)
+    if kind is None:
+        kind = _KINDS[t] = _kind_of(t)
+    if kind == 0:
+        return id(x)
+    if kind == 1:
+        return (t, x)
+    return (t, x.value)  # a Warp scalar such as wp.uint64(k)
 
 
-def _is_warp_scalar(x: Any) -> bool:
-    """Whether ``x`` is a Warp scalar value (``wp.uint64(k)``, ``wp.float32(v)``): a class named in ``warp``'s
-    scalar types, told apart from structs that merely have a field called ``value``."""
-    import warp as wp
-
-    return type(x).__name__ in _SCALAR_NAMES and getattr(wp, type(x).__name__, None) is type(x)
-
-
+_KINDS: dict[type, int] = {}
 _SCALAR_NAMES = frozenset(("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
                            "float16", "float32", "float64"))
+
+
+def _kind_of(t: type) -> int:
+    """How `_arg_key` keys a value of type ``t``: 1 by value (Python bool, int, float and their subclasses), 2 by
+    its ``value`` (a Warp scalar class, told apart from structs that merely have a field called ``value`` by being
+    exactly one of Warp's scalar classes), 0 by identity (arrays, structs, anything else)."""
+    import warp as wp
+
+    if issubclass(t, bool | int | float):
+        return 1
+    if t.__name__ in _SCALAR_NAMES and getattr(wp, t.__name__, None) is t:
+        return 2
+    return 0
 
 
 class Launcher:
@@ -212,7 +223,7 @@ class Launcher:
         return entry[0]
 
     def _entry(self, kernel: Any, inputs: list[Any]) -> list[Any]:
-        key = (id(kernel), *(_arg_key(x) for x in inputs))
+        key = (id(kernel), *map(_arg_key, inputs))
         entry = self._records.get(key)
         if entry is None or not any(e is entry[2] for e in kernel.module.execs.values()):
             with self._lock:
