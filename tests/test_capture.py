@@ -285,3 +285,29 @@ def test_a_row_scorer_and_a_sensor_captured_equal_plain():
         return brain
 
     pair(make, 25)
+
+
+def test_recorded_launch_keys_take_scalars_by_value_and_arrays_by_identity():
+    import enum
+
+    import warp as wp
+
+    from goap.launch import _arg_key
+
+    class Kind(enum.IntEnum):
+        A = 3
+
+    @wp.struct
+    class Boxed:
+        value: int
+
+    a, b = wp.zeros(2, dtype=wp.int32, device="cpu"), wp.zeros(2, dtype=wp.int32, device="cpu")
+    s1, s2 = Boxed(), Boxed()
+    s1.value = s2.value = 7
+    assert _arg_key(3) == _arg_key(3) != _arg_key(4) and _arg_key(3) != _arg_key(3.0)
+    assert _arg_key(True) != _arg_key(1)  # bool and int are different launch arguments
+    assert _arg_key(wp.uint64(5)) == _arg_key(wp.uint64(5)) != _arg_key(wp.uint64(6))
+    assert _arg_key(wp.uint64(5)) != _arg_key(wp.int64(5))
+    assert _arg_key(Kind.A) == _arg_key(Kind.A) != _arg_key(3)  # an int subclass: by value, its own type
+    assert _arg_key(a) == _arg_key(a) != _arg_key(b)
+    assert _arg_key(s1) != _arg_key(s2)  # a struct with a field called value: by identity, not by the field
