@@ -345,8 +345,8 @@ def scratch_bytes_per_agent(
     per_node = 8 * n_words * (m + 1) + 28 * m + 4 * hash_size(m)
     per_agent = 8 * a + 8 * max(1, n_facts)
     per_agent += 8 * max(1, n_pre) if heuristic == "hmax_depth2" else 8
-    per_agent += 12 * a + 16 * c if heuristic in ("hmax", "lmcut") else 28
-    per_agent += 16 * a + 4 * c if heuristic == "lmcut" else 20
+    per_agent += 12 * a + 16 * c if heuristic in ("hmax", "lmcut", "max_lmcut_pdb") else 28
+    per_agent += 16 * a + 4 * c if heuristic in ("lmcut", "max_lmcut_pdb") else 20
     return per_node + per_agent + 4 * max_plan_length + 18
 
 

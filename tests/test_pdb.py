@@ -330,6 +330,58 @@ def test_ipc_tasks_optimal(name):
     assert task.domain.satisfies(end, task.domain.goals[task.goal].want)
 
 
+# --- max(lmcut, pdb) ----------------------------------------------------------------------------------------------
+def test_max_lmcut_pdb_is_the_max_of_both_and_matches_the_reference_node_for_node():
+    domain = game_domain(71, 10, max_int=4, depth=4)
+    problems, costs, enabled, types = typed_problems(domain, 40, 71)
+    costs[::5] = 0.0
+    ref = ReferencePlanner(domain, max_nodes=4096, heuristic="max_lmcut_pdb", pdb_states=256)
+    fast = WarpAStarPlanner(ref.tables, max_nodes=4096, heuristic="max_lmcut_pdb", pdb_states=256, device=DEVICE)
+    lm = ReferencePlanner(ref.tables, max_nodes=4096, heuristic="lmcut")
+    pdb = ReferencePlanner(ref.tables, max_nodes=4096, heuristic="pdb", pdb_states=256)
+    states = ref.tables.pack_states(problems.values)
+    solved = 0
+    for c, e, t in ((None, None, None), (costs, enabled, types)):
+        r = ref.plan(states, problems.goals, c, e, types=t)
+        assert_same(r, fast.plan(states, problems.goals, c, e, types=t))
+        solved += check_against_brute_force(domain, ref, r, problems, c, e, t)
+        # the same costs as either heuristic alone, with no more expansions than either
+        for other in (lm.plan(states, problems.goals, c, e, types=t), pdb.plan(states, problems.goals, c, e,
+                                                                                types=t)):
+            np.testing.assert_array_equal(r.status, other.status)
+            np.testing.assert_array_equal(r.cost, other.cost)
+    assert solved >= 10
+    # the value: exactly the larger of the two (inf where either is)
+    checked = 0
+    for i in range(len(problems.goals)):
+        goal = domain.goals[problems.goals[i]]
+        usable = [True] * len(domain.actions)
+        least = [a.cost for a in domain.actions]
+        start = tuple(int(v) for v in problems.values[i])
+        h = ref.heuristic_function(goal, least, usable)(start)
+        want = max(lm.heuristic_function(goal, least, usable)(start),
+                   pdb.heuristic_function(goal, least, usable)(start))
+        assert h == want
+        checked += 0.0 < h < math.inf
+    assert checked >= 10
+
+
+@pytest.mark.parametrize("name", ["gripper/task01", "blocks/task05", "logistics/task02"])
+def test_max_lmcut_pdb_ipc_tasks_optimal(name):
+    if name not in TASKS:
+        pytest.skip(f"{name} is not in the task set")
+    task = load_pddl(*TASKS[name])
+    ref = ReferencePlanner(task.domain, heuristic="max_lmcut_pdb", pdb_states=1 << 10)
+    fast = WarpAStarPlanner(ref.tables, heuristic="max_lmcut_pdb", pdb_states=1 << 10, device=DEVICE, threads=1)
+    states = ref.tables.pack(task.state)[None]
+    goals = np.array([task.goal])
+    r, f = ref.plan(states, goals), fast.plan(states, goals)
+    assert_same(r, f)
+    assert Status(int(f.status[0])) == Status.OK and f.cost[0] == optimal_costs(PDDL_DIR)[name]
+    lm = WarpAStarPlanner(ref.tables, heuristic="lmcut", device=DEVICE, threads=1).plan(states, goals)
+    assert f.expanded[0] <= lm.expanded[0]
+
+
 # --- sizes --------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("bad", [MIN_PDB_STATES - 1, MAX_PDB_STATES + 1, 0, -5, 2.5, True, "4096"])
 @pytest.mark.parametrize("planner", ["reference", "warp"])

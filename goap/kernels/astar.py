@@ -72,7 +72,8 @@ HEUR_HMAX_DEPTH1 = wp.constant(2)
 HEUR_LMCUT = wp.constant(3)
 HEUR_PDB = wp.constant(4)
 #: The heuristics' codes (``Search.heuristic``), by their names in `goap.planners.base.HEURISTICS`.
-HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3, "pdb": 4}
+HEUR_MAX_LMCUT_PDB = wp.constant(5)
+HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3, "pdb": 4, "max_lmcut_pdb": 5}
 RELAXED_AFTER = wp.constant(RELAXED_CHECK_AFTER)
 OUTSIDE = wp.constant(-2)  # cond_pos of a condition outside the goal's cone, act_left of an action outside or off
 
@@ -852,6 +853,21 @@ def heuristic(
         ct.default_pre_cost, g, c_min, kind, per_agent)
 
 
+@wp.func
+def max_lmcut_pdb(
+    sc: Scratch, t: int, r: int, dt: DomainTables, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance,
+    c_min: wp.float64, per_agent: int, pt: PatternLookup, factor: wp.float64,
+) -> wp.float64:
+    """``max_lmcut_pdb`` of node row r: the pattern databases first (a table lookup), LM-cut only where they do not
+    prove a dead end; the larger of the two."""
+    lay = dt.layout
+    hp = pdb_heuristic(sc.node_state, r, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask, pt.goal_start,
+                       pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min)
+    if is_inf(hp):
+        return hp
+    return wp.max(hp, heuristic(sc, t, r, dt, gt, g, ct, rel, c_min, HEUR_LMCUT, per_agent))
+
+
 @functools.cache
 def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Kernel:
     """The A* kernel specialised for states of ``n_words`` words, with or without cost terms (``terms``) and agent
@@ -981,7 +997,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                         c = inf
                 sc.act_cost[t, a] = c
                 c_min = wp.min(c_min, c)
-                if s.heuristic == HEUR_PDB:
+                if s.heuristic == HEUR_PDB or s.heuristic == HEUR_MAX_LMCUT_PDB:
                     if dt.min_cost[a] > wp.float64(0.0):
                         factor = wp.min(factor, c / dt.min_cost[a])
             rx = dt.relaxed
@@ -1006,6 +1022,9 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
             if s.heuristic == HEUR_PDB:
                 h0 = pdb_heuristic(sc.node_state, base, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask,
                                    pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min)
+            elif s.heuristic == HEUR_MAX_LMCUT_PDB:
+                if cont < 0:
+                    h0 = max_lmcut_pdb(sc, t, base, dt, gt, g, ct, rel, c_min, per_agent, pt, factor)
             elif cheap:
                 h0 = unmet_goal_term(
                     sc.node_state, base, sc.act_cost, sc.act_h, sc.pre_cost, t, gt.atoms, gt.achievers,
@@ -1139,6 +1158,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                             h_child = pdb_heuristic(
                                 sc.node_state, spare, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask,
                                 pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min)
+                        elif s.heuristic == HEUR_MAX_LMCUT_PDB:
+                            h_child = max_lmcut_pdb(sc, t, spare, dt, gt, g, ct, rel, c_min, per_agent, pt, factor)
                         elif cheap:
                             h_child = unmet_goal_term(
                                 sc.node_state, spare, sc.act_cost, sc.act_h, sc.pre_cost, t, gt.atoms, gt.achievers,

@@ -187,8 +187,12 @@ class Planner(Protocol):
 #: Admissible heuristics, node for node the same in every planner (see `goap.planners.reference`): LM-cut, full
 #: h_max, h_max truncated after two regression levels (``hmax_depth2``) or one (``hmax_depth1``: the cheapest
 #: achiever of each unmet goal condition only), and pattern databases (``pdb``, `goap.planners.pdb`: exact goal
-#: distances in projections of the domain, built once per goal table). The h_max family and pdb are consistent.
-HEURISTICS = ("lmcut", "hmax", "hmax_depth2", "hmax_depth1", "pdb")
+#: distances in projections of the domain, built once per goal table), and the max of LM-cut and the pattern
+#: databases (``max_lmcut_pdb``: the tables first, LM-cut only where they leave the state open). The h_max family
+#: and pdb are consistent.
+HEURISTICS = ("lmcut", "hmax", "hmax_depth2", "hmax_depth1", "pdb", "max_lmcut_pdb")
+#: The heuristics that read the pattern databases (the planners build them for these only).
+PDB_HEURISTICS = ("pdb", "max_lmcut_pdb")
 #: The planners' default: on game-sized domains hmax_depth2 makes 5-9x the plans per CPU-second of lmcut and 3-4x
 #: those of hmax. Pattern databases (``pdb``) do far better on queries at the domain's own costs (2.8x on distinct
 #: soldier queries, 31x on deep village ones: benchmarks/plan_throughput.py --sections versus_c), but scale their

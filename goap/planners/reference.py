@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -80,6 +81,7 @@ from goap.planners.base import (
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
     DEFAULT_NODE_CEILING,
+    PDB_HEURISTICS,
     RELAXED_CHECK_AFTER,
     RELAXED_CHECK_HEURISTICS,
     PlanBatch,
@@ -449,7 +451,8 @@ class ReferencePlanner:
                             fire(a)
             return hc, hp
 
-        if self.heuristic == "pdb":
+        pdb: Callable[[State], float] | None = None
+        if self.heuristic in PDB_HEURISTICS:
             patterns = self.patterns
             factor = patterns.factor(costs, enabled)
             want = goal.want
@@ -463,7 +466,8 @@ class ReferencePlanner:
                     return math.inf
                 return max(term, -(-unsat // most_fixed) * c_min)
 
-            return pdb
+            if self.heuristic == "pdb":
+                return pdb
 
         n_cond = len(conditions)
         atom_key = [self._cond_id.get(c, n_cond + j) for j, c in enumerate(goal.want)]
@@ -527,9 +531,18 @@ class ReferencePlanner:
             return total
 
         def heuristic(state: State) -> float:
+            if pdb is not None:  # max_lmcut_pdb: the tables first, LM-cut unless they prove a dead end
+                hp = pdb(state)
+                if math.isinf(hp):
+                    return math.inf
             unsat = [j for j, c in enumerate(goal.want) if not c.holds(state[goal_facts[j]])]
             if not unsat:
                 return 0.0
+            if pdb is not None:
+                term = lmcut(state, unsat)
+                if math.isinf(term):
+                    return math.inf
+                return max(hp, term, -(-len(unsat) // most_fixed) * c_min)
             if self.heuristic == "lmcut":
                 term = lmcut(state, unsat)
             elif self.heuristic == "hmax":

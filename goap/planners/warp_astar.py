@@ -65,6 +65,7 @@ from goap.planners.base import (
     DEFAULT_MAX_PLAN_LENGTH,
     DEFAULT_MAX_SCRATCH_BYTES,
     DEFAULT_NODE_CEILING,
+    PDB_HEURISTICS,
     PlanBatch,
     check_capturable,
     check_inputs,
@@ -662,7 +663,7 @@ class WarpAStarPlanner:
         wp, W, m = self._wp, self.tables.n_words, pool
         A = max(1, self.tables.n_actions)
         C = max(1, self._conds.n_conditions)
-        lm = self.heuristic == "lmcut"  # only what the heuristic reads
+        lm = self.heuristic in ("lmcut", "max_lmcut_pdb")  # only what the heuristic reads
         hmax, depth2 = lm or self.heuristic == "hmax", self.heuristic == "hmax_depth2"
         return [
             ("node_state", (rows * (m + 1), W), wp.uint64),
@@ -873,7 +874,7 @@ class WarpAStarPlanner:
         from goap.kernels.semantics import to_device
 
         wp, dev = self._wp, self.device
-        if self.heuristic != "pdb":
+        if self.heuristic not in PDB_HEURISTICS:
             if self._no_patterns is None:
                 empty = pattern_tables(self.domain, (), self.tables.min_cost, self.pdb_states)
                 self._no_patterns = to_device(_WithDistances(empty), kp.PatternLookup, dev)
