@@ -110,6 +110,8 @@ class Relevance:
     action_start: wp.array(dtype=wp.int32)
     action: wp.array(dtype=wp.int32)
     atom_cond: wp.array(dtype=wp.int32)
+    free_start: wp.array(dtype=wp.int32)
+    free: wp.array(dtype=wp.int32)
 
 
 @wp.struct
@@ -166,6 +168,7 @@ class Scratch:
     act_mark: wp.array2d(dtype=wp.int32)
     cond_mark: wp.array2d(dtype=wp.int32)
     reached: wp.array2d(dtype=wp.uint64)
+    cond_list: wp.array2d(dtype=wp.int32)
 
 
 @wp.struct
@@ -463,13 +466,15 @@ def cone_reset(sc: Scratch, t: int, ct: ConditionTables):
 
 
 @wp.func
-def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevance, g: int, lm: int):
+def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevance, g: int, lm: int) -> int:
     """h_max in node row r of the preconditions goal g can depend on (cond_h), and per action of its cone the max
     over its own (act_h; inf while one is unreachable), by a generalized Dijkstra: conditions leave a queue in
     order of their final value; an action whose last precondition leaves it fires and offers cost + that value to
     what it achieves. The same fixpoint as rounds of Bellman-Ford (same float64 sums), in one pass over the cone.
     With ``lm``, costs are LM-cut's remaining costs and each firing action records its pcf (`lmcut`). Call
-    `cone_reset` first (once per state). Bounded: each cone condition enters and leaves the queue once."""
+    `cone_reset` first (once per state). With ``lm``, also clears LM-cut's marks of the cone and lists the cone's
+    conditions true in r in cond_list; returns how many. Bounded: each cone condition enters and leaves the queue
+    once."""
     inf = wp.float64(wp.inf)
     zero = wp.float64(0.0)
     c0 = rel.cond_start[g]
@@ -479,16 +484,23 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
         c = rel.cond[i]
         sc.cond_pos[t, c] = -1
         v = field_value(sc.node_state[r, ct.word[c]], ct.shift[c], ct.mask[c])
+        if lm != 0:
+            sc.cond_mark[t, c] = 0
         if condition_holds(v, ct.op[c], ct.k[c]):
             sc.cond_h[t, c] = zero
             sc.cond_heap[t, size] = c
             sc.cond_pos[t, c] = size
+            if lm != 0:
+                sc.cond_list[t, size] = c
             size += 1
         else:
             sc.cond_h[t, c] = inf
+    n_true = size
     for i in range(rel.action_start[g], rel.action_start[g + 1]):
         a = rel.action[i]
         sc.act_h[t, a] = inf
+        if lm != 0:
+            sc.act_mark[t, a] = 0
         cost = sc.act_cost[t, a]  # the agent's (inf where disabled), or LM-cut's remaining cost
         if lm != 0:
             cost = sc.act_rc[t, a]
@@ -527,6 +539,7 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                         cost = sc.act_rc[t, a]
                     size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t, a,
                                          cost + hc, size)
+    return n_true
 
 
 @wp.func
@@ -606,12 +619,47 @@ def lm_zone_achiever(
 
 
 @wp.func
+def lm_charge(
+    act_mark: wp.array2d(dtype=wp.int32), act_rc: wp.array2d(dtype=wp.float64), act_h: wp.array2d(dtype=wp.float64),
+    heap: wp.array2d(dtype=wp.int32), pos: wp.array2d(dtype=wp.int32), cond_h: wp.array2d(dtype=wp.float64),
+    effect_start: wp.array(dtype=wp.int32), effect_cond: wp.array(dtype=wp.int32), t: int, b: int, m: wp.float64,
+    size: int,
+) -> int:
+    """Zone achiever b after a round: in the cut (act_mark 2), its remaining cost falls by m and it offers its new
+    value to what it achieves (queued for `hmax_lower`); its mark is cleared either way."""
+    if act_mark[t, b] == 2:
+        act_rc[t, b] = act_rc[t, b] - m
+        size = relax_effects(heap, pos, cond_h, effect_start, effect_cond, t, b, act_rc[t, b] + act_h[t, b], size)
+    act_mark[t, b] = 0
+    return size
+
+
+@wp.func
+def lm_forward(
+    act_mark: wp.array2d(dtype=wp.int32), cond_mark: wp.array2d(dtype=wp.int32), pos: wp.array2d(dtype=wp.int32),
+    act_left: wp.array2d(dtype=wp.int32), act_pcf: wp.array2d(dtype=wp.int32), pre_of_start: wp.array(dtype=wp.int32),
+    pre_of_action: wp.array(dtype=wp.int32), effect_start: wp.array(dtype=wp.int32),
+    effect_cond: wp.array(dtype=wp.int32), stack: wp.array2d(dtype=wp.int32), t: int, c: int, size: int,
+) -> int:
+    """LM-cut's forward exploration from before-zone condition c: every reached action whose pcf is c triggers."""
+    for p in range(pre_of_start[c], pre_of_start[c + 1]):
+        a = pre_of_action[p]
+        if act_left[t, a] == 0 and act_pcf[t, a] == c:
+            size = lm_trigger(act_mark, cond_mark, pos, stack, effect_start, effect_cond, t, a, size)
+    return size
+
+
+@wp.func
 def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance) -> wp.float64:
     """LM-cut of node row r for goal g (`goap.planners.reference`, node for node): rounds of h_max with remaining
     costs (from scratch once, then lowered where the cut's costs fell: `hmax_lower`), each cutting the
     justification graph between the state and the goal zone and charging the cut's cheapest remaining cost.
-    Bounded: at most cone actions + 1 rounds (each zeroes a cut action), each pass over the cone's conditions
-    once."""
+
+    As Fast Downward's, a round touches only what it explores: cond_list holds the cone's conditions true in r
+    (from `hmax_dijkstra`, once per state), then the round's goal zone, then the rest of its before-zone set, each
+    condition once; the cut is read from the zone's achievers (act_mark 2), and the marks are cleared through the
+    same lists, never by a pass over the cone. Bounded: at most cone actions + 1 rounds (each zeroes a cut action),
+    each visiting a condition at most once per exploration."""
     inf = wp.float64(wp.inf)
     zero = wp.float64(0.0)
     at = gt.atoms
@@ -624,7 +672,7 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
         a = rel.action[i]
         sc.act_rc[t, a] = sc.act_cost[t, a]
     total = zero
-    hmax_dijkstra(sc, t, r, ct, rel, g, 1)
+    n_true = hmax_dijkstra(sc, t, r, ct, rel, g, 1)
     for _round in range(a1 - a0 + 2):
         # The goal action's pcf: the unmet goal condition of largest h_max, ties to the highest condition id.
         top = wp.float64(-1.0)
@@ -650,77 +698,82 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
             return inf
         if top == zero:
             break
-        for i in range(c0, c1):
-            sc.cond_mark[t, rel.cond[i]] = 0
-        for i in range(a0, a1):
-            sc.act_mark[t, rel.action[i]] = 0
-        # The goal zone (cond_mark 1), on a stack in cond_heap (free once h_max is done).
-        size = int(0)
+        # The goal zone (cond_mark 1; its achievers act_mark 1), listed after the true conditions. Every zone
+        # condition has h_max >= top > 0, so none is true in r: the lists never hold a condition twice.
+        n = n_true
         gc = rel.atom_cond[goal_pcf]
         if gc >= 0:
             sc.cond_mark[t, gc] = 1
-            sc.cond_heap[t, 0] = gc
-            size = int(1)
+            sc.cond_list[t, n] = gc
+            n += 1
         else:
             for p in range(gt.achievers[goal_pcf], gt.achievers[goal_pcf + 1]):
-                size = lm_zone_achiever(
-                    sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_heap, t,
-                    gt.achiever_action[p], size,
+                n = lm_zone_achiever(
+                    sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_list, t,
+                    gt.achiever_action[p], n,
                 )
-        # Each zone condition is pushed once: the cone's conditions and gc, which may lie outside the cone (an
-        # atom equal to the precondition of an action the goal never needs): one more pop than the cone holds.
+        # gc may lie outside the cone (an atom equal to the precondition of an action the goal never needs): one
+        # more condition than the cone holds.
+        head = n_true
         for _k in range(c1 - c0 + 1):
-            if size == 0:
+            if head == n:
                 break
-            size -= 1
-            c = sc.cond_heap[t, size]
+            c = sc.cond_list[t, head]
+            head += 1
             for p in range(ct.achiever_start[c], ct.achiever_start[c + 1]):
-                size = lm_zone_achiever(
-                    sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_heap, t,
-                    ct.achiever_action[p], size,
+                n = lm_zone_achiever(
+                    sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_list, t,
+                    ct.achiever_action[p], n,
                 )
+        z1 = n
         # Before the zone (cond_mark 2): from the conditions true in r and the always-true precondition.
-        size = int(0)
-        for i in range(c0, c1):
-            c = rel.cond[i]
-            if sc.cond_mark[t, c] == 0:
-                v = field_value(sc.node_state[r, ct.word[c]], ct.shift[c], ct.mask[c])
-                if condition_holds(v, ct.op[c], ct.k[c]):
-                    sc.cond_mark[t, c] = 2
-                    sc.cond_heap[t, size] = c
-                    size += 1
-        for i in range(a0, a1):
-            a = rel.action[i]
-            if sc.act_left[t, a] == 0 and ct.action_start[a] == ct.action_start[a + 1]:
-                size = lm_trigger(
-                    sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_heap, ct.effect_start, ct.effect_cond, t, a, size
-                )
+        for k in range(n_true):
+            sc.cond_mark[t, sc.cond_list[t, k]] = 2
+        for i in range(rel.free_start[g], rel.free_start[g + 1]):
+            a = rel.free[i]
+            if sc.act_left[t, a] == 0:
+                n = lm_trigger(sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_list, ct.effect_start, ct.effect_cond,
+                               t, a, n)
+        for k in range(n_true):
+            n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_pos, sc.act_left, sc.act_pcf, ct.pre_of_start,
+                           ct.pre_of_action, ct.effect_start, ct.effect_cond, sc.cond_list, t, sc.cond_list[t, k], n)
+        head = z1
         for _k in range(c1 - c0):
-            if size == 0:
+            if head == n:
                 break
-            size -= 1
-            c = sc.cond_heap[t, size]
-            for p in range(ct.pre_of_start[c], ct.pre_of_start[c + 1]):
-                a = ct.pre_of_action[p]
-                if sc.act_left[t, a] == 0 and sc.act_pcf[t, a] == c:
-                    size = lm_trigger(
-                    sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_heap, ct.effect_start, ct.effect_cond, t, a, size
-                )
+            c = sc.cond_list[t, head]
+            head += 1
+            n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_pos, sc.act_left, sc.act_pcf, ct.pre_of_start,
+                           ct.pre_of_action, ct.effect_start, ct.effect_cond, sc.cond_list, t, c, n)
+        # The cut: the zone's achievers the exploration reached (act_mark 2).
         m = inf
-        for i in range(a0, a1):
-            a = rel.action[i]
-            if sc.act_mark[t, a] == 2:
-                m = wp.min(m, sc.act_rc[t, a])
+        for k in range(n_true, z1):
+            c = sc.cond_list[t, k]
+            for p in range(ct.achiever_start[c], ct.achiever_start[c + 1]):
+                b = ct.achiever_action[p]
+                if sc.act_mark[t, b] == 2:
+                    m = wp.min(m, sc.act_rc[t, b])
+        if gc < 0:
+            for p in range(gt.achievers[goal_pcf], gt.achievers[goal_pcf + 1]):
+                b = gt.achiever_action[p]
+                if sc.act_mark[t, b] == 2:
+                    m = wp.min(m, sc.act_rc[t, b])
         if is_inf(m):
             break
         total = total + m
+        # Charge the cut (each cut action once: its mark is cleared as it is charged) and clear the round's marks.
         size = int(0)
-        for i in range(a0, a1):
-            a = rel.action[i]
-            if sc.act_mark[t, a] == 2:
-                sc.act_rc[t, a] = sc.act_rc[t, a] - m
-                size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t, a,
-                                     sc.act_rc[t, a] + sc.act_h[t, a], size)
+        for k in range(n_true, z1):
+            c = sc.cond_list[t, k]
+            for p in range(ct.achiever_start[c], ct.achiever_start[c + 1]):
+                size = lm_charge(sc.act_mark, sc.act_rc, sc.act_h, sc.cond_heap, sc.cond_pos, sc.cond_h,
+                                 ct.effect_start, ct.effect_cond, t, ct.achiever_action[p], m, size)
+        if gc < 0:
+            for p in range(gt.achievers[goal_pcf], gt.achievers[goal_pcf + 1]):
+                size = lm_charge(sc.act_mark, sc.act_rc, sc.act_h, sc.cond_heap, sc.cond_pos, sc.cond_h,
+                                 ct.effect_start, ct.effect_cond, t, gt.achiever_action[p], m, size)
+        for k in range(n):
+            sc.cond_mark[t, sc.cond_list[t, k]] = 0
         hmax_lower(sc, t, ct, rel, g, size)
     return total
 
@@ -845,7 +898,7 @@ def heuristic(
         return wp.max(lm, wp.float64((unsat + e - 1) // e) * c_min)
     if kind == HEUR_HMAX:
         cone_reset(sc, t, ct)
-        hmax_dijkstra(sc, t, r, ct, rel, g, 0)
+        _n_true = hmax_dijkstra(sc, t, r, ct, rel, g, 0)
     return unmet_goal_term(
         sc.node_state, r, sc.act_cost, sc.act_h, sc.pre_cost, t, at, gt.achievers, gt.achiever_action,
         gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k, lay.word, lay.shift, lay.mask,

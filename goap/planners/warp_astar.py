@@ -684,6 +684,7 @@ class WarpAStarPlanner:
             ("act_pcf", (rows, A if lm else 1), wp.int32),
             ("act_mark", (rows, A if lm else 1), wp.int32),
             ("cond_mark", (rows, C if lm else 1), wp.int32),
+            ("cond_list", (rows, C if lm else 1), wp.int32),
         ]
 
     def _new_scratch(self, rows: int, pool: int) -> Any:
