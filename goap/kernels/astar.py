@@ -169,6 +169,9 @@ class Scratch:
     cond_mark: wp.array2d(dtype=wp.int32)
     reached: wp.array2d(dtype=wp.uint64)
     cond_list: wp.array2d(dtype=wp.int32)
+    cond_child: wp.array2d(dtype=wp.int32)
+    act_next: wp.array2d(dtype=wp.int32)
+    act_prev: wp.array2d(dtype=wp.int32)
 
 
 @wp.struct
@@ -466,6 +469,36 @@ def cone_reset(sc: Scratch, t: int, ct: ConditionTables):
 
 
 @wp.func
+def pcf_link(
+    child: wp.array2d(dtype=wp.int32), nxt: wp.array2d(dtype=wp.int32), prv: wp.array2d(dtype=wp.int32), t: int,
+    a: int, c: int,
+):
+    """Put action a first on condition c's list of the actions whose pcf c is (LM-cut's explorations walk it)."""
+    h = child[t, c]
+    nxt[t, a] = h
+    prv[t, a] = -1
+    if h >= 0:
+        prv[t, h] = a
+    child[t, c] = a
+
+
+@wp.func
+def pcf_unlink(
+    child: wp.array2d(dtype=wp.int32), nxt: wp.array2d(dtype=wp.int32), prv: wp.array2d(dtype=wp.int32), t: int,
+    a: int, c: int,
+):
+    """Take action a off condition c's pcf list."""
+    n = nxt[t, a]
+    p = prv[t, a]
+    if p >= 0:
+        nxt[t, p] = n
+    else:
+        child[t, c] = n
+    if n >= 0:
+        prv[t, n] = p
+
+
+@wp.func
 def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevance, g: int, lm: int) -> int:
     """h_max in node row r of the preconditions goal g can depend on (cond_h), and per action of its cone the max
     over its own (act_h; inf while one is unreachable), by a generalized Dijkstra: conditions leave a queue in
@@ -486,6 +519,7 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
         v = field_value(sc.node_state[r, ct.word[c]], ct.shift[c], ct.mask[c])
         if lm != 0:
             sc.cond_mark[t, c] = 0
+            sc.cond_child[t, c] = -1
         if condition_holds(v, ct.op[c], ct.k[c]):
             sc.cond_h[t, c] = zero
             sc.cond_heap[t, size] = c
@@ -534,6 +568,7 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                             if sc.cond_h[t, d] == hc and d > best:
                                 best = d
                         sc.act_pcf[t, a] = best
+                        pcf_link(sc.cond_child, sc.act_next, sc.act_prev, t, a, best)
                     cost = sc.act_cost[t, a]
                     if lm != 0:
                         cost = sc.act_rc[t, a]
@@ -549,31 +584,39 @@ def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int,
     take its new max and pcf, and offer what it achieves when that max fell (Fast Downward's incremental
     exploration). The result is the from-scratch fixpoint, float for float (each value is the least of the same
     offers), and the same pcfs (only an action whose pcf fell can change its pcf). Each cone condition leaves the
-    queue at most once (later offers are never below the value popped)."""
+    queue at most once (later offers are never below the value popped); the actions whose pcf it is are walked on
+    its list (`pcf_link`), each once."""
+    n_acts = rel.action_start[g + 1] - rel.action_start[g]
     for _pop in range(rel.cond_start[g + 1] - rel.cond_start[g]):
         if size == 0:
             break
         c = cond_pop(sc.cond_heap, sc.cond_pos, sc.cond_h, t, size)
         size -= 1
         hc = sc.cond_h[t, c]
-        for p in range(ct.pre_of_start[c], ct.pre_of_start[c + 1]):
-            a = ct.pre_of_action[p]
-            if sc.act_left[t, a] == 0 and sc.act_pcf[t, a] == c:
-                old = sc.act_h[t, a]
-                if old > hc:
-                    top = wp.float64(-1.0)
-                    best = int(-1)
-                    for k in range(ct.action_start[a], ct.action_start[a + 1]):
-                        d = ct.action_cond[k]
-                        v = sc.cond_h[t, d]
-                        if v > top or (v == top and d > best):
-                            top = v
-                            best = d
-                    sc.act_h[t, a] = top
+        a = sc.cond_child[t, c]
+        for _k in range(n_acts):
+            if a < 0:
+                break
+            after = sc.act_next[t, a]  # (a may move to another list)
+            old = sc.act_h[t, a]
+            if old > hc:
+                top = wp.float64(-1.0)
+                best = int(-1)
+                for k in range(ct.action_start[a], ct.action_start[a + 1]):
+                    d = ct.action_cond[k]
+                    v = sc.cond_h[t, d]
+                    if v > top or (v == top and d > best):
+                        top = v
+                        best = d
+                sc.act_h[t, a] = top
+                if best != c:
+                    pcf_unlink(sc.cond_child, sc.act_next, sc.act_prev, t, a, c)
+                    pcf_link(sc.cond_child, sc.act_next, sc.act_prev, t, a, best)
                     sc.act_pcf[t, a] = best
-                    if top < old:
-                        size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t,
-                                             a, sc.act_rc[t, a] + top, size)
+                if top < old:
+                    size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t,
+                                         a, sc.act_rc[t, a] + top, size)
+            a = after
 
 
 @wp.func
@@ -637,15 +680,17 @@ def lm_charge(
 @wp.func
 def lm_forward(
     act_mark: wp.array2d(dtype=wp.int32), cond_mark: wp.array2d(dtype=wp.int32), pos: wp.array2d(dtype=wp.int32),
-    act_left: wp.array2d(dtype=wp.int32), act_pcf: wp.array2d(dtype=wp.int32), pre_of_start: wp.array(dtype=wp.int32),
-    pre_of_action: wp.array(dtype=wp.int32), effect_start: wp.array(dtype=wp.int32),
-    effect_cond: wp.array(dtype=wp.int32), stack: wp.array2d(dtype=wp.int32), t: int, c: int, size: int,
+    child: wp.array2d(dtype=wp.int32), nxt: wp.array2d(dtype=wp.int32), effect_start: wp.array(dtype=wp.int32),
+    effect_cond: wp.array(dtype=wp.int32), stack: wp.array2d(dtype=wp.int32), t: int, c: int, size: int, bound: int,
 ) -> int:
-    """LM-cut's forward exploration from before-zone condition c: every reached action whose pcf is c triggers."""
-    for p in range(pre_of_start[c], pre_of_start[c + 1]):
-        a = pre_of_action[p]
-        if act_left[t, a] == 0 and act_pcf[t, a] == c:
-            size = lm_trigger(act_mark, cond_mark, pos, stack, effect_start, effect_cond, t, a, size)
+    """LM-cut's forward exploration from before-zone condition c: every reached action whose pcf is c (its list,
+    at most ``bound`` long) triggers."""
+    a = child[t, c]
+    for _k in range(bound):
+        if a < 0:
+            break
+        size = lm_trigger(act_mark, cond_mark, pos, stack, effect_start, effect_cond, t, a, size)
+        a = nxt[t, a]
     return size
 
 
@@ -674,20 +719,28 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
     total = zero
     n_true = hmax_dijkstra(sc, t, r, ct, rel, g, 1)
     for _round in range(a1 - a0 + 2):
-        # The goal action's pcf: the unmet goal condition of largest h_max, ties to the highest condition id.
+        # The goal action's pcf: the unmet goal condition of largest h_max, ties to the highest condition id. An
+        # atom equal to a cone condition has that condition's h_max (the least of its achievers' rc + act_h, the
+        # same sums); one at 0 (true in r, or reached at no cost) can only matter when all are, and then the round
+        # ends anyway: skipped without reading the state.
         top = wp.float64(-1.0)
         goal_pcf = int(-1)
         key = int(-1)
         for j in range(at.start[g], at.start[g + 1]):
-            v = field_value(sc.node_state[r, at.word[j]], at.shift[j], at.mask[j])
-            if not condition_holds(v, at.op[j], at.k[j]):
-                hj = inf
-                for p in range(gt.achievers[j], gt.achievers[j + 1]):
-                    b = gt.achiever_action[p]
-                    cb = sc.act_rc[t, b]
-                    if not is_inf(cb):
-                        hj = wp.min(hj, cb + sc.act_h[t, b])
-                kj = rel.atom_cond[j]
+            kj = rel.atom_cond[j]
+            hj = zero
+            if kj >= 0 and sc.cond_pos[t, kj] != OUTSIDE:
+                hj = sc.cond_h[t, kj]
+            else:
+                v = field_value(sc.node_state[r, at.word[j]], at.shift[j], at.mask[j])
+                if not condition_holds(v, at.op[j], at.k[j]):
+                    hj = inf
+                    for p in range(gt.achievers[j], gt.achievers[j + 1]):
+                        b = gt.achiever_action[p]
+                        cb = sc.act_rc[t, b]
+                        if not is_inf(cb):
+                            hj = wp.min(hj, cb + sc.act_h[t, b])
+            if hj > zero:
                 if kj < 0:
                     kj = ct.n_conditions + (j - at.start[g])
                 if goal_pcf < 0 or hj > top or (hj == top and kj > key):
@@ -696,7 +749,7 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
                     key = kj
         if is_inf(top):
             return inf
-        if top == zero:
+        if goal_pcf < 0:  # h_max of the goal is 0
             break
         # The goal zone (cond_mark 1; its achievers act_mark 1), listed after the true conditions. Every zone
         # condition has h_max >= top > 0, so none is true in r: the lists never hold a condition twice.
@@ -735,16 +788,16 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
                 n = lm_trigger(sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_list, ct.effect_start, ct.effect_cond,
                                t, a, n)
         for k in range(n_true):
-            n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_pos, sc.act_left, sc.act_pcf, ct.pre_of_start,
-                           ct.pre_of_action, ct.effect_start, ct.effect_cond, sc.cond_list, t, sc.cond_list[t, k], n)
+            n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_child, sc.act_next, ct.effect_start,
+                           ct.effect_cond, sc.cond_list, t, sc.cond_list[t, k], n, a1 - a0)
         head = z1
         for _k in range(c1 - c0):
             if head == n:
                 break
             c = sc.cond_list[t, head]
             head += 1
-            n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_pos, sc.act_left, sc.act_pcf, ct.pre_of_start,
-                           ct.pre_of_action, ct.effect_start, ct.effect_cond, sc.cond_list, t, c, n)
+            n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_child, sc.act_next, ct.effect_start,
+                           ct.effect_cond, sc.cond_list, t, c, n, a1 - a0)
         # The cut: the zone's achievers the exploration reached (act_mark 2).
         m = inf
         for k in range(n_true, z1):

@@ -685,6 +685,9 @@ class WarpAStarPlanner:
             ("act_mark", (rows, A if lm else 1), wp.int32),
             ("cond_mark", (rows, C if lm else 1), wp.int32),
             ("cond_list", (rows, C if lm else 1), wp.int32),
+            ("cond_child", (rows, C if lm else 1), wp.int32),
+            ("act_next", (rows, A if lm else 1), wp.int32),
+            ("act_prev", (rows, A if lm else 1), wp.int32),
         ]
 
     def _new_scratch(self, rows: int, pool: int) -> Any:
