@@ -41,7 +41,9 @@ left empty after every search (the stored nodes are looked up and cleared); esca
 scratch, so there the first search of a row in a launch empties the row's table first. A* reopens a closed state
 reached again more cheaply (only LM-cut, which is not consistent, does that). Every loop is bounded: probing by H,
 sifting by 32 levels, the search by `pop_limit(M)` pops (M + 1 unless it reopens a state), h_max by C pops of
-its queue, LM-cut by A + 2 rounds of it.
+its queue, LM-cut by A + 2 rounds of it. The h_max and LM-cut functions write their loops as ``while i < end``
+over a counter that climbs by one to a fixed end (each body ends with ``i += 1`` and has no ``continue``): Warp's
+``range`` keeps a run-time step whose sign every iteration tests, which cost LM-cut about a fifth of its time.
 """
 
 from __future__ import annotations
@@ -445,7 +447,9 @@ def relax_effects(
 ) -> int:
     """Offer value v to every cone condition action a achieves; returns the queue's new size. (The queue
     functions take the arrays they touch: Warp passes a struct by value, a copy at every call.)"""
-    for p in range(effect_start[a], effect_start[a + 1]):
+    p = int(effect_start[a])
+    p_end = int(effect_start[a + 1])
+    while p < p_end:
         e = effect_cond[p]
         at = pos[t, e]
         if at != OUTSIDE and v < cond_h[t, e]:
@@ -456,16 +460,23 @@ def relax_effects(
                 cond_sift_up(heap, pos, cond_h, t, size - 1)
             else:
                 cond_sift_up(heap, pos, cond_h, t, at)
+        p += 1
     return size
 
 
 @wp.func
 def cone_reset(sc: Scratch, t: int, ct: ConditionTables):
     """Mark every condition and action outside the goal's cone (the cone's own are set by `hmax_dijkstra`)."""
-    for c in range(ct.n_conditions):
+    c = int(0)
+    c_end = int(ct.n_conditions)
+    while c < c_end:
         sc.cond_pos[t, c] = OUTSIDE
-    for a in range(ct.n_actions):
+        c += 1
+    a = int(0)
+    a_end = int(ct.n_actions)
+    while a < a_end:
         sc.act_left[t, a] = OUTSIDE
+        a += 1
 
 
 @wp.func
@@ -513,7 +524,9 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
     c0 = rel.cond_start[g]
     c1 = rel.cond_start[g + 1]
     size = int(0)
-    for i in range(c0, c1):  # ascending ids, the true ones (value 0) in order: already a valid queue
+    i = int(c0)
+    i_end = int(c1)
+    while i < i_end:  # ascending ids, the true ones (value 0) in order: already a valid queue
         c = rel.cond[i]
         sc.cond_pos[t, c] = -1
         v = field_value(sc.node_state[r, ct.word[c]], ct.shift[c], ct.mask[c])
@@ -529,8 +542,11 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
             size += 1
         else:
             sc.cond_h[t, c] = inf
+        i += 1
     n_true = size
-    for i in range(rel.action_start[g], rel.action_start[g + 1]):
+    i = int(rel.action_start[g])
+    i_end = int(rel.action_start[g + 1])
+    while i < i_end:
         a = rel.action[i]
         sc.act_h[t, a] = inf
         if lm != 0:
@@ -548,13 +564,18 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                 size = relax_effects(
                     sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t, a, cost + zero, size
                 )
-    for _pop in range(c1 - c0):
+        i += 1
+    _pop = int(0)
+    _pop_end = int(c1 - c0)
+    while _pop < _pop_end:
         if size == 0:
             break
         c = cond_pop(sc.cond_heap, sc.cond_pos, sc.cond_h, t, size)
         size -= 1
         hc = sc.cond_h[t, c]
-        for p in range(ct.pre_of_start[c], ct.pre_of_start[c + 1]):
+        p = int(ct.pre_of_start[c])
+        p_end = int(ct.pre_of_start[c + 1])
+        while p < p_end:
             a = ct.pre_of_action[p]
             left = sc.act_left[t, a]
             if left > 0:
@@ -563,10 +584,13 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                     sc.act_h[t, a] = hc
                     if lm != 0:
                         best = int(-1)
-                        for k in range(ct.action_start[a], ct.action_start[a + 1]):
+                        k = int(ct.action_start[a])
+                        k_end = int(ct.action_start[a + 1])
+                        while k < k_end:
                             d = ct.action_cond[k]
                             if sc.cond_h[t, d] == hc and d > best:
                                 best = d
+                            k += 1
                         sc.act_pcf[t, a] = best
                         pcf_link(sc.cond_child, sc.act_next, sc.act_prev, t, a, best)
                     cost = sc.act_cost[t, a]
@@ -574,6 +598,8 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                         cost = sc.act_rc[t, a]
                     size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t, a,
                                          cost + hc, size)
+            p += 1
+        _pop += 1
     return n_true
 
 
@@ -587,14 +613,18 @@ def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int,
     queue at most once (later offers are never below the value popped); the actions whose pcf it is are walked on
     its list (`pcf_link`), each once."""
     n_acts = rel.action_start[g + 1] - rel.action_start[g]
-    for _pop in range(rel.cond_start[g + 1] - rel.cond_start[g]):
+    _pop = int(0)
+    _pop_end = int(rel.cond_start[g + 1] - rel.cond_start[g])
+    while _pop < _pop_end:
         if size == 0:
             break
         c = cond_pop(sc.cond_heap, sc.cond_pos, sc.cond_h, t, size)
         size -= 1
         hc = sc.cond_h[t, c]
         a = sc.cond_child[t, c]
-        for _k in range(n_acts):
+        _k = int(0)
+        _k_end = int(n_acts)
+        while _k < _k_end:
             if a < 0:
                 break
             after = sc.act_next[t, a]  # (a may move to another list)
@@ -602,12 +632,15 @@ def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int,
             if old > hc:
                 top = wp.float64(-1.0)
                 best = int(-1)
-                for k in range(ct.action_start[a], ct.action_start[a + 1]):
+                k = int(ct.action_start[a])
+                k_end = int(ct.action_start[a + 1])
+                while k < k_end:
                     d = ct.action_cond[k]
                     v = sc.cond_h[t, d]
                     if v > top or (v == top and d > best):
                         top = v
                         best = d
+                    k += 1
                 sc.act_h[t, a] = top
                 if best != c:
                     pcf_unlink(sc.cond_child, sc.act_next, sc.act_prev, t, a, c)
@@ -617,6 +650,8 @@ def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int,
                     size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t,
                                          a, sc.act_rc[t, a] + top, size)
             a = after
+            _k += 1
+        _pop += 1
 
 
 @wp.func
@@ -631,13 +666,16 @@ def lm_trigger(
         if act_mark[t, a] == 1:
             act_mark[t, a] = 2
         return size
-    for p in range(effect_start[a], effect_start[a + 1]):
+    p = effect_start[a]
+    end = effect_start[a + 1]
+    while p < end:
         e = effect_cond[p]
         if pos[t, e] != OUTSIDE:
             if cond_mark[t, e] == 0:
                 cond_mark[t, e] = 2
                 stack[t, size] = e
                 size += 1
+        p += 1
     return size
 
 
@@ -686,11 +724,14 @@ def lm_forward(
     """LM-cut's forward exploration from before-zone condition c: every reached action whose pcf is c (its list,
     at most ``bound`` long) triggers."""
     a = child[t, c]
-    for _k in range(bound):
+    _k = int(0)
+    _k_end = int(bound)
+    while _k < _k_end:
         if a < 0:
             break
         size = lm_trigger(act_mark, cond_mark, pos, stack, effect_start, effect_cond, t, a, size)
         a = nxt[t, a]
+        _k += 1
     return size
 
 
@@ -713,12 +754,17 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
     a0 = rel.action_start[g]
     a1 = rel.action_start[g + 1]
     cone_reset(sc, t, ct)
-    for i in range(a0, a1):
+    i = int(a0)
+    i_end = int(a1)
+    while i < i_end:
         a = rel.action[i]
         sc.act_rc[t, a] = sc.act_cost[t, a]
+        i += 1
     total = zero
     n_true = hmax_dijkstra(sc, t, r, ct, rel, g, 1)
-    for _round in range(a1 - a0 + 2):
+    _round = int(0)
+    _round_end = int(a1 - a0 + 2)
+    while _round < _round_end:
         # The goal action's pcf: the unmet goal condition of largest h_max, ties to the highest condition id. An
         # atom equal to a cone condition has that condition's h_max (the least of its achievers' rc + act_h, the
         # same sums); one at 0 (true in r, or reached at no cost) can only matter when all are, and then the round
@@ -726,7 +772,9 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
         top = wp.float64(-1.0)
         goal_pcf = int(-1)
         key = int(-1)
-        for j in range(at.start[g], at.start[g + 1]):
+        j = int(at.start[g])
+        j_end = int(at.start[g + 1])
+        while j < j_end:
             kj = rel.atom_cond[j]
             hj = zero
             if kj >= 0 and sc.cond_pos[t, kj] != OUTSIDE:
@@ -735,11 +783,14 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
                 v = field_value(sc.node_state[r, at.word[j]], at.shift[j], at.mask[j])
                 if not condition_holds(v, at.op[j], at.k[j]):
                     hj = inf
-                    for p in range(gt.achievers[j], gt.achievers[j + 1]):
+                    p = int(gt.achievers[j])
+                    p_end = int(gt.achievers[j + 1])
+                    while p < p_end:
                         b = gt.achiever_action[p]
                         cb = sc.act_rc[t, b]
                         if not is_inf(cb):
                             hj = wp.min(hj, cb + sc.act_h[t, b])
+                        p += 1
             if hj > zero:
                 if kj < 0:
                     kj = ct.n_conditions + (j - at.start[g])
@@ -747,6 +798,7 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
                     top = hj
                     goal_pcf = j
                     key = kj
+            j += 1
         if is_inf(top):
             return inf
         if goal_pcf < 0:  # h_max of the goal is 0
@@ -760,74 +812,117 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
             sc.cond_list[t, n] = gc
             n += 1
         else:
-            for p in range(gt.achievers[goal_pcf], gt.achievers[goal_pcf + 1]):
+            p = int(gt.achievers[goal_pcf])
+            p_end = int(gt.achievers[goal_pcf + 1])
+            while p < p_end:
                 n = lm_zone_achiever(
                     sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_list, t,
                     gt.achiever_action[p], n,
                 )
+                p += 1
         # gc may lie outside the cone (an atom equal to the precondition of an action the goal never needs): one
         # more condition than the cone holds.
         head = n_true
-        for _k in range(c1 - c0 + 1):
+        _k = int(0)
+        _k_end = int(c1 - c0 + 1)
+        while _k < _k_end:
             if head == n:
                 break
             c = sc.cond_list[t, head]
             head += 1
-            for p in range(ct.achiever_start[c], ct.achiever_start[c + 1]):
+            p = int(ct.achiever_start[c])
+            p_end = int(ct.achiever_start[c + 1])
+            while p < p_end:
                 n = lm_zone_achiever(
                     sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_list, t,
                     ct.achiever_action[p], n,
                 )
+                p += 1
+            _k += 1
         z1 = n
         # Before the zone (cond_mark 2): from the conditions true in r and the always-true precondition.
-        for k in range(n_true):
+        k = int(0)
+        k_end = int(n_true)
+        while k < k_end:
             sc.cond_mark[t, sc.cond_list[t, k]] = 2
-        for i in range(rel.free_start[g], rel.free_start[g + 1]):
+            k += 1
+        i = int(rel.free_start[g])
+        i_end = int(rel.free_start[g + 1])
+        while i < i_end:
             a = rel.free[i]
             if sc.act_left[t, a] == 0:
                 n = lm_trigger(sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_list, ct.effect_start, ct.effect_cond,
                                t, a, n)
-        for k in range(n_true):
+            i += 1
+        k = int(0)
+        k_end = int(n_true)
+        while k < k_end:
             n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_child, sc.act_next, ct.effect_start,
                            ct.effect_cond, sc.cond_list, t, sc.cond_list[t, k], n, a1 - a0)
+            k += 1
         head = z1
-        for _k in range(c1 - c0):
+        _k = int(0)
+        _k_end = int(c1 - c0)
+        while _k < _k_end:
             if head == n:
                 break
             c = sc.cond_list[t, head]
             head += 1
             n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_child, sc.act_next, ct.effect_start,
                            ct.effect_cond, sc.cond_list, t, c, n, a1 - a0)
+            _k += 1
         # The cut: the zone's achievers the exploration reached (act_mark 2).
         m = inf
-        for k in range(n_true, z1):
+        k = int(n_true)
+        k_end = int(z1)
+        while k < k_end:
             c = sc.cond_list[t, k]
-            for p in range(ct.achiever_start[c], ct.achiever_start[c + 1]):
+            p = int(ct.achiever_start[c])
+            p_end = int(ct.achiever_start[c + 1])
+            while p < p_end:
                 b = ct.achiever_action[p]
                 if sc.act_mark[t, b] == 2:
                     m = wp.min(m, sc.act_rc[t, b])
+                p += 1
+            k += 1
         if gc < 0:
-            for p in range(gt.achievers[goal_pcf], gt.achievers[goal_pcf + 1]):
+            p = int(gt.achievers[goal_pcf])
+            p_end = int(gt.achievers[goal_pcf + 1])
+            while p < p_end:
                 b = gt.achiever_action[p]
                 if sc.act_mark[t, b] == 2:
                     m = wp.min(m, sc.act_rc[t, b])
+                p += 1
         if is_inf(m):
             break
         total = total + m
         # Charge the cut (each cut action once: its mark is cleared as it is charged) and clear the round's marks.
         size = int(0)
-        for k in range(n_true, z1):
+        k = int(n_true)
+        k_end = int(z1)
+        while k < k_end:
             c = sc.cond_list[t, k]
-            for p in range(ct.achiever_start[c], ct.achiever_start[c + 1]):
+            p = int(ct.achiever_start[c])
+            p_end = int(ct.achiever_start[c + 1])
+            while p < p_end:
                 size = lm_charge(sc.act_mark, sc.act_rc, sc.act_h, sc.cond_heap, sc.cond_pos, sc.cond_h,
                                  ct.effect_start, ct.effect_cond, t, ct.achiever_action[p], m, size)
+                p += 1
+            k += 1
         if gc < 0:
-            for p in range(gt.achievers[goal_pcf], gt.achievers[goal_pcf + 1]):
+            p = int(gt.achievers[goal_pcf])
+            p_end = int(gt.achievers[goal_pcf + 1])
+            while p < p_end:
                 size = lm_charge(sc.act_mark, sc.act_rc, sc.act_h, sc.cond_heap, sc.cond_pos, sc.cond_h,
                                  ct.effect_start, ct.effect_cond, t, gt.achiever_action[p], m, size)
-        for k in range(n):
+                p += 1
+        k = int(0)
+        k_end = int(n)
+        while k < k_end:
             sc.cond_mark[t, sc.cond_list[t, k]] = 0
+            k += 1
         hmax_lower(sc, t, ct, rel, g, size)
+        _round += 1
     return total
 
 
