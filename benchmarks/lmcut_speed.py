@@ -160,8 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     def g(x):
         return "-" if x is None else f"{x:.3f}"
     print(f"median ratio {g(summary['median_ratio'])} over {len(ratios)} tasks, "
-          f"{g(summary['median_ratio_measurable'])} over the {len(measurable)} where FD searches >= {args.measurable} s "
-          f"(target >= {TARGET:.3f}; "
+          f"{g(summary['median_ratio_measurable'])} over the {len(measurable)} where FD searches >= "
+          f"{args.measurable} s (target >= {TARGET:.3f}; "
           f"{summary['within_target']} tasks within)")
     print(f"search total: warp {summary['warp_search_total']:.2f} s, fd {summary['fd_search_total']:.2f} s; whole: "
           f"warp {summary['warp_total']:.2f} s, fd {summary['fd_total']:.2f} s; solved: warp {summary['warp_solved']} "
