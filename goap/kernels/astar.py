@@ -77,6 +77,7 @@ HEUR_PDB = wp.constant(4)
 HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3, "pdb": 4}
 RELAXED_AFTER = wp.constant(RELAXED_CHECK_AFTER)
 OUTSIDE = wp.constant(-2)  # cond_pos of a condition outside the goal's cone, act_left of an action outside or off
+MARK_OUTSIDE = wp.constant(3)  # LM-cut's cond_mark of a condition outside the goal's cone (0: in it, unmarked)
 
 
 @wp.struct
@@ -656,12 +657,12 @@ def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int,
 
 @wp.func
 def lm_trigger(
-    act_mark: wp.array2d(dtype=wp.int32), cond_mark: wp.array2d(dtype=wp.int32), pos: wp.array2d(dtype=wp.int32),
-    stack: wp.array2d(dtype=wp.int32), effect_start: wp.array(dtype=wp.int32), effect_cond: wp.array(dtype=wp.int32),
-    t: int, a: int, size: int,
+    act_mark: wp.array2d(dtype=wp.int32), cond_mark: wp.array2d(dtype=wp.int32), stack: wp.array2d(dtype=wp.int32),
+    effect_start: wp.array(dtype=wp.int32), effect_cond: wp.array(dtype=wp.int32), t: int, a: int, size: int,
 ) -> int:
     """LM-cut's forward exploration reaches action a through its pcf: into the cut when it achieves a goal-zone
-    condition (act_mark 1 -> 2), else what it achieves joins the before-zone set (pushed on the stack)."""
+    condition (act_mark 1 -> 2), else what it achieves in the cone joins the before-zone set (pushed on the stack;
+    a condition outside the cone is marked MARK_OUTSIDE, so one test skips it and what is already marked)."""
     if act_mark[t, a] != 0:
         if act_mark[t, a] == 1:
             act_mark[t, a] = 2
@@ -670,11 +671,10 @@ def lm_trigger(
     end = effect_start[a + 1]
     while p < end:
         e = effect_cond[p]
-        if pos[t, e] != OUTSIDE:
-            if cond_mark[t, e] == 0:
-                cond_mark[t, e] = 2
-                stack[t, size] = e
-                size += 1
+        if cond_mark[t, e] == 0:
+            cond_mark[t, e] = 2
+            stack[t, size] = e
+            size += 1
         p += 1
     return size
 
@@ -717,9 +717,9 @@ def lm_charge(
 
 @wp.func
 def lm_forward(
-    act_mark: wp.array2d(dtype=wp.int32), cond_mark: wp.array2d(dtype=wp.int32), pos: wp.array2d(dtype=wp.int32),
-    child: wp.array2d(dtype=wp.int32), nxt: wp.array2d(dtype=wp.int32), effect_start: wp.array(dtype=wp.int32),
-    effect_cond: wp.array(dtype=wp.int32), stack: wp.array2d(dtype=wp.int32), t: int, c: int, size: int, bound: int,
+    act_mark: wp.array2d(dtype=wp.int32), cond_mark: wp.array2d(dtype=wp.int32), child: wp.array2d(dtype=wp.int32),
+    nxt: wp.array2d(dtype=wp.int32), effect_start: wp.array(dtype=wp.int32), effect_cond: wp.array(dtype=wp.int32),
+    stack: wp.array2d(dtype=wp.int32), t: int, c: int, size: int, bound: int,
 ) -> int:
     """LM-cut's forward exploration from before-zone condition c: every reached action whose pcf is c (its list,
     at most ``bound`` long) triggers."""
@@ -729,7 +729,7 @@ def lm_forward(
     while _k < _k_end:
         if a < 0:
             break
-        size = lm_trigger(act_mark, cond_mark, pos, stack, effect_start, effect_cond, t, a, size)
+        size = lm_trigger(act_mark, cond_mark, stack, effect_start, effect_cond, t, a, size)
         a = nxt[t, a]
         _k += 1
     return size
@@ -754,6 +754,11 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
     a0 = rel.action_start[g]
     a1 = rel.action_start[g + 1]
     cone_reset(sc, t, ct)
+    c = int(0)
+    c_end = int(ct.n_conditions)
+    while c < c_end:  # (hmax_dijkstra clears the cone's)
+        sc.cond_mark[t, c] = MARK_OUTSIDE
+        c += 1
     i = int(a0)
     i_end = int(a1)
     while i < i_end:
@@ -851,13 +856,13 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
         while i < i_end:
             a = rel.free[i]
             if sc.act_left[t, a] == 0:
-                n = lm_trigger(sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_list, ct.effect_start, ct.effect_cond,
+                n = lm_trigger(sc.act_mark, sc.cond_mark, sc.cond_list, ct.effect_start, ct.effect_cond,
                                t, a, n)
             i += 1
         k = int(0)
         k_end = int(n_true)
         while k < k_end:
-            n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_child, sc.act_next, ct.effect_start,
+            n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_child, sc.act_next, ct.effect_start,
                            ct.effect_cond, sc.cond_list, t, sc.cond_list[t, k], n, a1 - a0)
             k += 1
         head = z1
@@ -868,7 +873,7 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
                 break
             c = sc.cond_list[t, head]
             head += 1
-            n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_child, sc.act_next, ct.effect_start,
+            n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_child, sc.act_next, ct.effect_start,
                            ct.effect_cond, sc.cond_list, t, c, n, a1 - a0)
             _k += 1
         # The cut: the zone's achievers the exploration reached (act_mark 2).
@@ -921,6 +926,8 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
         while k < k_end:
             sc.cond_mark[t, sc.cond_list[t, k]] = 0
             k += 1
+        if gc >= 0 and sc.cond_pos[t, gc] == OUTSIDE:
+            sc.cond_mark[t, gc] = MARK_OUTSIDE
         hmax_lower(sc, t, ct, rel, g, size)
         _round += 1
     return total
