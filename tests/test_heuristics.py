@@ -14,6 +14,7 @@ import pytest
 from goap import DomainBuilder, Goal, Status
 from goap.bench.random_domains import random_domain, random_problems
 from goap.domain import achieves
+from goap.encoding import HMAX_BUCKETS
 from goap.pddl import load_pddl, optimal_costs, pddl_tasks
 from goap.planners.base import condition_tables, relevance
 from goap.planners.reference import ReferencePlanner
@@ -262,6 +263,30 @@ def test_warp_lmcut_free_actions_and_zero_costs():
     costs = np.where(rng.random(shape) < 0.4, 0, rng.integers(1, 5, size=shape)).astype(np.float32)
     statuses = set()
     for c in (None, costs):
+        r = ref.plan(states, problems.goals, c)
+        f = fast.plan(states, problems.goals, c)
+        assert_same(r, f, domain, problems.values, problems.goals, ref.tables.goals, c, None)
+        statuses |= set(r.status.tolist())
+    assert Status.OK in statuses, statuses
+
+
+@pytest.mark.parametrize("heuristic", ["lmcut", "hmax"])
+def test_warp_hmax_bucket_queue_and_heap_match_reference(heuristic):
+    """h_max's two queues: Dial's buckets when every usable cone action costs an integer below HMAX_BUCKETS, the
+    binary heap otherwise. Integral per-agent costs in 0..5 (buckets), the same plus a quarter (heap) and integral
+    costs up to 199 (mostly past the buckets: heap): the Warp planner equals the reference node for node."""
+    domain = random_domain(43, 50, int_fraction=0.3)
+    problems = random_problems(domain, 50, seed=43)
+    ref = ReferencePlanner(domain, max_nodes=256, node_ceiling=1024, heuristic=heuristic)
+    fast = WarpAStarPlanner(ref.tables, max_nodes=256, node_ceiling=1024, heuristic=heuristic, device=DEVICE)
+    states = ref.tables.pack_states(problems.values)
+    rng = np.random.default_rng(43)
+    shape = (len(states), len(domain.actions))
+    small = rng.integers(0, 6, size=shape).astype(np.float32)
+    large = rng.integers(0, 200, size=shape).astype(np.float32)
+    assert HMAX_BUCKETS <= 199
+    statuses = set()
+    for c in (small, small + np.float32(0.25), large):
         r = ref.plan(states, problems.goals, c)
         f = fast.plan(states, problems.goals, c)
         assert_same(r, f, domain, problems.values, problems.goals, ref.tables.goals, c, None)

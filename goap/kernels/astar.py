@@ -52,6 +52,7 @@ import functools
 
 import warp as wp
 
+from goap.encoding import HMAX_BUCKETS
 from goap.kernels.codes import ST_BUDGET, ST_NO_PLAN, ST_OK, ST_SATISFIED, ST_TOO_LONG
 from goap.kernels.pdb import PatternLookup, pdb_value
 from goap.kernels.semantics import (
@@ -77,6 +78,7 @@ HEUR_PDB = wp.constant(4)
 HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3, "pdb": 4}
 RELAXED_AFTER = wp.constant(RELAXED_CHECK_AFTER)
 OUTSIDE = wp.constant(-2)  # cond_pos of a condition outside the goal's cone, act_left of an action outside or off
+BUCKETS = wp.constant(HMAX_BUCKETS)  # h_max's bucket queue: integral action costs below this (else the binary heap)
 MARK_OUTSIDE = wp.constant(3)  # LM-cut's cond_mark of a condition outside the goal's cone (0: in it, unmarked)
 
 
@@ -175,6 +177,8 @@ class Scratch:
     cond_child: wp.array2d(dtype=wp.int32)
     act_next: wp.array2d(dtype=wp.int32)
     act_prev: wp.array2d(dtype=wp.int32)
+    bucket: wp.array2d(dtype=wp.int32)
+    cond_prev: wp.array2d(dtype=wp.int32)
 
 
 @wp.struct
@@ -511,6 +515,62 @@ def pcf_unlink(
 
 
 @wp.func
+def bucket_push(
+    bucket: wp.array2d(dtype=wp.int32), nxt: wp.array2d(dtype=wp.int32), prv: wp.array2d(dtype=wp.int32),
+    pos: wp.array2d(dtype=wp.int32), t: int, c: int, b: int,
+):
+    """Put condition c first in bucket b of h_max's bucket queue (pos: its bucket while queued)."""
+    h = bucket[t, b]
+    nxt[t, c] = h
+    prv[t, c] = -1
+    if h >= 0:
+        prv[t, h] = c
+    bucket[t, b] = c
+    pos[t, c] = b
+
+
+@wp.func
+def bucket_remove(
+    bucket: wp.array2d(dtype=wp.int32), nxt: wp.array2d(dtype=wp.int32), prv: wp.array2d(dtype=wp.int32),
+    pos: wp.array2d(dtype=wp.int32), t: int, c: int,
+):
+    """Take queued condition c out of its bucket (its pos becomes -1)."""
+    n = nxt[t, c]
+    p = prv[t, c]
+    if p >= 0:
+        nxt[t, p] = n
+    else:
+        bucket[t, pos[t, c]] = n
+    if n >= 0:
+        prv[t, n] = p
+    pos[t, c] = -1
+
+
+@wp.func
+def relax_buckets(
+    bucket: wp.array2d(dtype=wp.int32), nxt: wp.array2d(dtype=wp.int32), prv: wp.array2d(dtype=wp.int32),
+    pos: wp.array2d(dtype=wp.int32), cond_h: wp.array2d(dtype=wp.float64), effect_start: wp.array(dtype=wp.int32),
+    effect_cond: wp.array(dtype=wp.int32), t: int, a: int, v: wp.float64, size: int, nb: int,
+) -> int:
+    """`relax_effects` over the bucket queue of ``nb`` buckets: value v (an integer) goes to bucket v mod nb."""
+    b = int(v) % nb
+    p = int(effect_start[a])
+    p_end = int(effect_start[a + 1])
+    while p < p_end:
+        e = effect_cond[p]
+        at = pos[t, e]
+        if at != OUTSIDE and v < cond_h[t, e]:
+            cond_h[t, e] = v
+            if at >= 0:
+                bucket_remove(bucket, nxt, prv, pos, t, e)
+            else:  # (a condition already popped has its final value, never above v)
+                size += 1
+            bucket_push(bucket, nxt, prv, pos, t, e, b)
+        p += 1
+    return size
+
+
+@wp.func
 def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevance, g: int, lm: int) -> int:
     """h_max in node row r of the preconditions goal g can depend on (cond_h), and per action of its cone the max
     over its own (act_h; inf while one is unreachable), by a generalized Dijkstra: conditions leave a queue in
@@ -519,32 +579,18 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
     With ``lm``, costs are LM-cut's remaining costs and each firing action records its pcf (`lmcut`). Call
     `cone_reset` first (once per state). With ``lm``, also clears LM-cut's marks of the cone and lists the cone's
     conditions true in r in cond_list; returns how many. Bounded: each cone condition enters and leaves the queue
-    once."""
+    once.
+
+    The queue: when every usable cone action costs an integer below BUCKETS (unit-cost PDDL tasks, integral game
+    costs), Dial's buckets, one per value modulo the largest cost + 1 (every queued value lies within that cost of
+    the last one popped), as lists through cond_heap (next) and cond_prev; otherwise the binary heap of
+    (value, id). The values and pcfs do not depend on the order in which equal values leave the queue."""
     inf = wp.float64(wp.inf)
     zero = wp.float64(0.0)
     c0 = rel.cond_start[g]
     c1 = rel.cond_start[g + 1]
-    size = int(0)
-    i = int(c0)
-    i_end = int(c1)
-    while i < i_end:  # ascending ids, the true ones (value 0) in order: already a valid queue
-        c = rel.cond[i]
-        sc.cond_pos[t, c] = -1
-        v = field_value(sc.node_state[r, ct.word[c]], ct.shift[c], ct.mask[c])
-        if lm != 0:
-            sc.cond_mark[t, c] = 0
-            sc.cond_child[t, c] = -1
-        if condition_holds(v, ct.op[c], ct.k[c]):
-            sc.cond_h[t, c] = zero
-            sc.cond_heap[t, size] = c
-            sc.cond_pos[t, c] = size
-            if lm != 0:
-                sc.cond_list[t, size] = c
-            size += 1
-        else:
-            sc.cond_h[t, c] = inf
-        i += 1
-    n_true = size
+    integral = int(1)
+    top_cost = zero
     i = int(rel.action_start[g])
     i_end = int(rel.action_start[g + 1])
     while i < i_end:
@@ -556,22 +602,78 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
         if lm != 0:
             cost = sc.act_rc[t, a]
         if not is_inf(cost):
-            n = ct.action_start[a + 1] - ct.action_start[a]
-            sc.act_left[t, a] = n
-            if n == 0:
-                sc.act_h[t, a] = zero
-                if lm != 0:
-                    sc.act_pcf[t, a] = -1
-                size = relax_effects(
-                    sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t, a, cost + zero, size
-                )
+            sc.act_left[t, a] = ct.action_start[a + 1] - ct.action_start[a]
+            if cost > top_cost:
+                top_cost = cost
+            if cost != wp.floor(cost):
+                integral = 0
         i += 1
+    nb = int(0)  # buckets in use (0: the heap)
+    if integral != 0 and top_cost < wp.float64(BUCKETS):
+        nb = int(top_cost) + 1
+        b = int(0)
+        while b < nb:
+            sc.bucket[t, b] = -1
+            b += 1
+    size = int(0)
+    i = int(c0)
+    i_end = int(c1)
+    while i < i_end:  # ascending ids, the true ones (value 0) in order: already a valid heap
+        c = rel.cond[i]
+        sc.cond_pos[t, c] = -1
+        v = field_value(sc.node_state[r, ct.word[c]], ct.shift[c], ct.mask[c])
+        if lm != 0:
+            sc.cond_mark[t, c] = 0
+            sc.cond_child[t, c] = -1
+        if condition_holds(v, ct.op[c], ct.k[c]):
+            sc.cond_h[t, c] = zero
+            if nb > 0:
+                bucket_push(sc.bucket, sc.cond_heap, sc.cond_prev, sc.cond_pos, t, c, 0)
+            else:
+                sc.cond_heap[t, size] = c
+                sc.cond_pos[t, c] = size
+            if lm != 0:
+                sc.cond_list[t, size] = c
+            size += 1
+        else:
+            sc.cond_h[t, c] = inf
+        i += 1
+    n_true = size
+    i = int(rel.free_start[g])
+    i_end = int(rel.free_start[g + 1])
+    while i < i_end:  # the usable actions without preconditions fire at once
+        a = rel.free[i]
+        if sc.act_left[t, a] == 0:
+            sc.act_h[t, a] = zero
+            cost = sc.act_cost[t, a]
+            if lm != 0:
+                sc.act_pcf[t, a] = -1
+                cost = sc.act_rc[t, a]
+            if nb > 0:
+                size = relax_buckets(sc.bucket, sc.cond_heap, sc.cond_prev, sc.cond_pos, sc.cond_h, ct.effect_start,
+                                     ct.effect_cond, t, a, cost + zero, size, nb)
+            else:
+                size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t, a,
+                                     cost + zero, size)
+        i += 1
+    cur = int(0)  # the bucket of the last value popped
     _pop = int(0)
     _pop_end = int(c1 - c0)
     while _pop < _pop_end:
         if size == 0:
             break
-        c = cond_pop(sc.cond_heap, sc.cond_pos, sc.cond_h, t, size)
+        c = int(-1)
+        if nb > 0:
+            scan = int(0)
+            while scan < nb:
+                if sc.bucket[t, cur] >= 0:
+                    break
+                cur = (cur + 1) % nb
+                scan += 1
+            c = sc.bucket[t, cur]
+            bucket_remove(sc.bucket, sc.cond_heap, sc.cond_prev, sc.cond_pos, t, c)
+        else:
+            c = cond_pop(sc.cond_heap, sc.cond_pos, sc.cond_h, t, size)
         size -= 1
         hc = sc.cond_h[t, c]
         p = int(ct.pre_of_start[c])
@@ -597,8 +699,12 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                     cost = sc.act_cost[t, a]
                     if lm != 0:
                         cost = sc.act_rc[t, a]
-                    size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t, a,
-                                         cost + hc, size)
+                    if nb > 0:
+                        size = relax_buckets(sc.bucket, sc.cond_heap, sc.cond_prev, sc.cond_pos, sc.cond_h,
+                                             ct.effect_start, ct.effect_cond, t, a, cost + hc, size, nb)
+                    else:
+                        size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t,
+                                             a, cost + hc, size)
             p += 1
         _pop += 1
     return n_true
