@@ -339,7 +339,7 @@ def scratch_bytes_per_agent(
         + 8 P                  hmax_depth2: cheapest achiever per precondition (P preconditions in all)
         + 12 A + 16 C          hmax and lmcut: per action its h_max and unmet preconditions; per distinct
                                precondition (C, at most P) its h_max, queue entry and queue position
-        + 4 K + 4 C            hmax and lmcut: the bucket queue's K = HMAX_BUCKETS heads and back links
+        + 4 K + 4 + 4 C        hmax and lmcut: the bucket queue's K = HMAX_BUCKETS heads, a flag, back links
         + 24 A + 12 C          lmcut: per action remaining cost, pcf, mark and its place on its pcf's list; per
                                condition a mark, a list entry and the head of its pcf list
         + 8 F                  the relaxed reachability check's reached values per fact
@@ -352,7 +352,7 @@ def scratch_bytes_per_agent(
     per_node = 8 * n_words * (m + 1) + 28 * m + 4 * hash_size(m)
     per_agent = 8 * a + 8 * max(1, n_facts)
     per_agent += 8 * max(1, n_pre) if heuristic == "hmax_depth2" else 8
-    per_agent += 12 * a + 20 * c + 4 * HMAX_BUCKETS if heuristic in ("hmax", "lmcut") else 36
+    per_agent += 12 * a + 20 * c + 4 * HMAX_BUCKETS + 4 if heuristic in ("hmax", "lmcut") else 36
     per_agent += 24 * a + 12 * c if heuristic == "lmcut" else 36
     return per_node + per_agent + 4 * max_plan_length + 18
 

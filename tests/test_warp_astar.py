@@ -198,11 +198,11 @@ def test_registry_and_memory_formula():
     nodes = 8 * 1025 + 28 * 1024 + 4 * 2048
     assert planner.bytes_per_agent() == nodes + 8 * 3 + 8 * 2 + 36 + 36 + 8 * 3 + 4 * 32 + 18
     full = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32, heuristic="hmax")
-    # hmax: 8A + 8 + 12A + 20C + 4K + 36 instead (C=2 distinct preconditions, K=64 buckets)
-    assert full.bytes_per_agent() == nodes + 8 * 3 + 8 + 12 * 3 + 20 * 2 + 4 * 64 + 36 + 8 * 3 + 4 * 32 + 18
+    # hmax: 8A + 8 + 12A + 20C + 4(K + 1) + 36 instead (C=2 distinct preconditions, K=64 buckets)
+    assert full.bytes_per_agent() == nodes + 8 * 3 + 8 + 12 * 3 + 20 * 2 + 4 * 65 + 36 + 8 * 3 + 4 * 32 + 18
     lm = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32, heuristic="lmcut")
-    # lmcut: 8A + 8 + 12A + 20C + 4K + 24A + 12C
-    assert lm.bytes_per_agent() == (nodes + 8 * 3 + 8 + 12 * 3 + 20 * 2 + 4 * 64 + 24 * 3 + 12 * 2 + 8 * 3 + 4 * 32
+    # lmcut: 8A + 8 + 12A + 20C + 4(K + 1) + 24A + 12C
+    assert lm.bytes_per_agent() == (nodes + 8 * 3 + 8 + 12 * 3 + 20 * 2 + 4 * 65 + 24 * 3 + 12 * 2 + 8 * 3 + 4 * 32
                                     + 18)
     for p in (planner, full, lm):  # the formula counts exactly what the scratch allocates
         sc = p._new_scratch(1, 1024)

@@ -28,10 +28,15 @@ cache. For a pool of M states a row holds:
     act_cost     float64[T, A]           this agent's action costs, inf where disabled
     pre_cost     float64[T, P]           cheapest usable achiever of each action precondition (hmax_depth2)
     cond_h/act_h float64[T, C] / [T, A]  h_max of each distinct precondition, and per action the max over its own
-    cond_heap/pos int32 [T, C]           h_max's queue of conditions (LM-cut's stacks once it is empty), positions
+    cond_heap/pos int32 [T, C]           h_max's heap of conditions (next links on buckets), positions (buckets)
+    bucket       int32  [T, K + 1]       h_max's bucket heads (K = HMAX_BUCKETS), and whether LM-cut may use them
+    cond_prev    int32  [T, C]           back links of the bucket lists
     act_left     int32  [T, A]           per action, its preconditions not yet popped (-2: outside the cone, off)
     act_rc/pcf   float64/int32 [T, A]    LM-cut: remaining cost, pcf (precondition of largest h_max) per action
     act/cond_mark int32 [T, A] / [T, C]  LM-cut: achieves the goal zone / in the cut; in the zone / before it
+    cond_list    int32  [T, C]           LM-cut: the true conditions, then a round's zone and before-zone sets
+    cond_child   int32  [T, C]           LM-cut: per condition, the first action whose pcf it is
+    act_next/prev int32 [T, A]           LM-cut: the rest of those lists
     reached      uint64 [T, F]           the relaxed reachability check's reached values, per fact
 
 No action is stored per node: a plan is read back by finding, for each node on the path, the first usable action
@@ -79,6 +84,7 @@ HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3, "p
 RELAXED_AFTER = wp.constant(RELAXED_CHECK_AFTER)
 OUTSIDE = wp.constant(-2)  # cond_pos of a condition outside the goal's cone, act_left of an action outside or off
 BUCKETS = wp.constant(HMAX_BUCKETS)  # h_max's bucket queue: integral action costs below this (else the binary heap)
+BUCKETS_F = wp.constant(wp.float64(HMAX_BUCKETS))  # the same, for comparisons with costs and values
 MARK_OUTSIDE = wp.constant(3)  # LM-cut's cond_mark of a condition outside the goal's cone (0: in it, unmarked)
 
 
@@ -553,7 +559,6 @@ def relax_buckets(
     effect_cond: wp.array(dtype=wp.int32), t: int, a: int, v: wp.float64, size: int, nb: int,
 ) -> int:
     """`relax_effects` over the bucket queue of ``nb`` buckets: value v (an integer) goes to bucket v mod nb."""
-    b = int(v) % nb
     p = int(effect_start[a])
     p_end = int(effect_start[a + 1])
     while p < p_end:
@@ -565,7 +570,7 @@ def relax_buckets(
                 bucket_remove(bucket, nxt, prv, pos, t, e)
             else:  # (a condition already popped has its final value, never above v)
                 size += 1
-            bucket_push(bucket, nxt, prv, pos, t, e, b)
+            bucket_push(bucket, nxt, prv, pos, t, e, int(v) % nb)
         p += 1
     return size
 
@@ -584,7 +589,9 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
     The queue: when every usable cone action costs an integer below BUCKETS (unit-cost PDDL tasks, integral game
     costs), Dial's buckets, one per value modulo the largest cost + 1 (every queued value lies within that cost of
     the last one popped), as lists through cond_heap (next) and cond_prev; otherwise the binary heap of
-    (value, id). The values and pcfs do not depend on the order in which equal values leave the queue."""
+    (value, id). The values and pcfs do not depend on the order in which equal values leave the queue. With
+    ``lm``, bucket[t, BUCKETS] says whether `hmax_lower` may use buckets too: the largest finite value when the
+    costs were integral and it lies below BUCKETS (no value ever rises), else -1."""
     inf = wp.float64(wp.inf)
     zero = wp.float64(0.0)
     c0 = rel.cond_start[g]
@@ -609,7 +616,7 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                 integral = 0
         i += 1
     nb = int(0)  # buckets in use (0: the heap)
-    if integral != 0 and top_cost < wp.float64(BUCKETS):
+    if integral != 0 and top_cost < BUCKETS_F:
         nb = int(top_cost) + 1
         b = int(0)
         while b < nb:
@@ -657,6 +664,7 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                                      cost + zero, size)
         i += 1
     cur = int(0)  # the bucket of the last value popped
+    last = zero  # the last value popped: the largest finite one
     _pop = int(0)
     _pop_end = int(c1 - c0)
     while _pop < _pop_end:
@@ -676,6 +684,7 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
             c = cond_pop(sc.cond_heap, sc.cond_pos, sc.cond_h, t, size)
         size -= 1
         hc = sc.cond_h[t, c]
+        last = hc
         p = int(ct.pre_of_start[c])
         p_end = int(ct.pre_of_start[c + 1])
         while p < p_end:
@@ -707,25 +716,46 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                                              a, cost + hc, size)
             p += 1
         _pop += 1
+    if lm != 0:  # (see hmax_lower: its buckets are one per value, all BUCKETS of them, the first nb empty now)
+        sc.bucket[t, BUCKETS] = -1
+        if nb > 0 and last < BUCKETS_F:
+            sc.bucket[t, BUCKETS] = int(last)
+            b = int(nb)
+            while b < BUCKETS:
+                sc.bucket[t, b] = -1
+                b += 1
     return n_true
 
 
 @wp.func
-def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int, size: int):
+def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int, size: int, nb: int, lo: int):
     """Bring h_max up to date after LM-cut lowered the remaining costs of some actions, whose new offers the queue
     already holds (``size`` entries). Values only fall: a popped condition that is an action's pcf makes the action
     take its new max and pcf, and offer what it achieves when that max fell (Fast Downward's incremental
     exploration). The result is the from-scratch fixpoint, float for float (each value is the least of the same
     offers), and the same pcfs (only an action whose pcf fell can change its pcf). Each cone condition leaves the
     queue at most once (later offers are never below the value popped); the actions whose pcf it is are walked on
-    its list (`pcf_link`), each once."""
+    its list (`pcf_link`), each once. The queue: with ``nb`` = BUCKETS, one bucket per value (every value an
+    integer below BUCKETS, see `hmax_dijkstra`), none queued below ``lo``; with ``nb`` 0, the binary heap."""
     n_acts = rel.action_start[g + 1] - rel.action_start[g]
+    cur = lo
     _pop = int(0)
     _pop_end = int(rel.cond_start[g + 1] - rel.cond_start[g])
     while _pop < _pop_end:
         if size == 0:
             break
-        c = cond_pop(sc.cond_heap, sc.cond_pos, sc.cond_h, t, size)
+        c = int(-1)
+        if nb > 0:
+            while cur < nb:
+                if sc.bucket[t, cur] >= 0:
+                    break
+                cur += 1
+            if cur >= nb:  # (never: size counts what the buckets hold)
+                break
+            c = sc.bucket[t, cur]
+            bucket_remove(sc.bucket, sc.cond_heap, sc.cond_prev, sc.cond_pos, t, c)
+        else:
+            c = cond_pop(sc.cond_heap, sc.cond_pos, sc.cond_h, t, size)
         size -= 1
         hc = sc.cond_h[t, c]
         a = sc.cond_child[t, c]
@@ -754,8 +784,12 @@ def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int,
                     pcf_link(sc.cond_child, sc.act_next, sc.act_prev, t, a, best)
                     sc.act_pcf[t, a] = best
                 if top < old:
-                    size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t,
-                                         a, sc.act_rc[t, a] + top, size)
+                    if nb > 0:
+                        size = relax_buckets(sc.bucket, sc.cond_heap, sc.cond_prev, sc.cond_pos, sc.cond_h,
+                                             ct.effect_start, ct.effect_cond, t, a, sc.act_rc[t, a] + top, size, nb)
+                    else:
+                        size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond,
+                                             t, a, sc.act_rc[t, a] + top, size)
             a = after
             _k += 1
         _pop += 1
@@ -809,14 +843,19 @@ def lm_zone_achiever(
 def lm_charge(
     act_mark: wp.array2d(dtype=wp.int32), act_rc: wp.array2d(dtype=wp.float64), act_h: wp.array2d(dtype=wp.float64),
     heap: wp.array2d(dtype=wp.int32), pos: wp.array2d(dtype=wp.int32), cond_h: wp.array2d(dtype=wp.float64),
-    effect_start: wp.array(dtype=wp.int32), effect_cond: wp.array(dtype=wp.int32), t: int, b: int, m: wp.float64,
-    size: int,
+    bucket: wp.array2d(dtype=wp.int32), prv: wp.array2d(dtype=wp.int32), effect_start: wp.array(dtype=wp.int32),
+    effect_cond: wp.array(dtype=wp.int32), t: int, b: int, m: wp.float64, size: int, nb: int,
 ) -> int:
     """Zone achiever b after a round: in the cut (act_mark 2), its remaining cost falls by m and it offers its new
-    value to what it achieves (queued for `hmax_lower`); its mark is cleared either way."""
+    value to what it achieves (queued for `hmax_lower`, on buckets when ``nb`` > 0); its mark is cleared either
+    way."""
     if act_mark[t, b] == 2:
         act_rc[t, b] = act_rc[t, b] - m
-        size = relax_effects(heap, pos, cond_h, effect_start, effect_cond, t, b, act_rc[t, b] + act_h[t, b], size)
+        v = act_rc[t, b] + act_h[t, b]
+        if nb > 0:
+            size = relax_buckets(bucket, heap, prv, pos, cond_h, effect_start, effect_cond, t, b, v, size, nb)
+        else:
+            size = relax_effects(heap, pos, cond_h, effect_start, effect_cond, t, b, v, size)
     act_mark[t, b] = 0
     return size
 
@@ -873,6 +912,9 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
         i += 1
     total = zero
     n_true = hmax_dijkstra(sc, t, r, ct, rel, g, 1)
+    nb = int(0)  # hmax_lower's queue: one bucket per value (BUCKETS of them) or the heap (0)
+    if sc.bucket[t, BUCKETS] >= 0:
+        nb = BUCKETS
     _round = int(0)
     _round_end = int(a1 - a0 + 2)
     while _round < _round_end:
@@ -982,8 +1024,9 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
             n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_child, sc.act_next, ct.effect_start,
                            ct.effect_cond, sc.cond_list, t, c, n, a1 - a0)
             _k += 1
-        # The cut: the zone's achievers the exploration reached (act_mark 2).
+        # The cut: the zone's achievers the exploration reached (act_mark 2); low: the least rc + act_h among them.
         m = inf
+        low = inf
         k = int(n_true)
         k_end = int(z1)
         while k < k_end:
@@ -994,6 +1037,7 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
                 b = ct.achiever_action[p]
                 if sc.act_mark[t, b] == 2:
                     m = wp.min(m, sc.act_rc[t, b])
+                    low = wp.min(low, sc.act_rc[t, b] + sc.act_h[t, b])
                 p += 1
             k += 1
         if gc < 0:
@@ -1003,10 +1047,14 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
                 b = gt.achiever_action[p]
                 if sc.act_mark[t, b] == 2:
                     m = wp.min(m, sc.act_rc[t, b])
+                    low = wp.min(low, sc.act_rc[t, b] + sc.act_h[t, b])
                 p += 1
         if is_inf(m):
             break
         total = total + m
+        lo = int(0)  # no offer of the charge below low - m: where hmax_lower's buckets start
+        if nb > 0:
+            lo = wp.max(int(low - m), 0)
         # Charge the cut (each cut action once: its mark is cleared as it is charged) and clear the round's marks.
         size = int(0)
         k = int(n_true)
@@ -1016,16 +1064,16 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
             p = int(ct.achiever_start[c])
             p_end = int(ct.achiever_start[c + 1])
             while p < p_end:
-                size = lm_charge(sc.act_mark, sc.act_rc, sc.act_h, sc.cond_heap, sc.cond_pos, sc.cond_h,
-                                 ct.effect_start, ct.effect_cond, t, ct.achiever_action[p], m, size)
+                size = lm_charge(sc.act_mark, sc.act_rc, sc.act_h, sc.cond_heap, sc.cond_pos, sc.cond_h, sc.bucket,
+                                 sc.cond_prev, ct.effect_start, ct.effect_cond, t, ct.achiever_action[p], m, size, nb)
                 p += 1
             k += 1
         if gc < 0:
             p = int(gt.achievers[goal_pcf])
             p_end = int(gt.achievers[goal_pcf + 1])
             while p < p_end:
-                size = lm_charge(sc.act_mark, sc.act_rc, sc.act_h, sc.cond_heap, sc.cond_pos, sc.cond_h,
-                                 ct.effect_start, ct.effect_cond, t, gt.achiever_action[p], m, size)
+                size = lm_charge(sc.act_mark, sc.act_rc, sc.act_h, sc.cond_heap, sc.cond_pos, sc.cond_h, sc.bucket,
+                                 sc.cond_prev, ct.effect_start, ct.effect_cond, t, gt.achiever_action[p], m, size, nb)
                 p += 1
         k = int(0)
         k_end = int(n)
@@ -1034,7 +1082,7 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
             k += 1
         if gc >= 0 and sc.cond_pos[t, gc] == OUTSIDE:
             sc.cond_mark[t, gc] = MARK_OUTSIDE
-        hmax_lower(sc, t, ct, rel, g, size)
+        hmax_lower(sc, t, ct, rel, g, size, nb, lo)
         _round += 1
     return total
 

@@ -688,7 +688,7 @@ class WarpAStarPlanner:
             ("cond_child", (rows, C if lm else 1), wp.int32),
             ("act_next", (rows, A if lm else 1), wp.int32),
             ("act_prev", (rows, A if lm else 1), wp.int32),
-            ("bucket", (rows, HMAX_BUCKETS if hmax else 1), wp.int32),
+            ("bucket", (rows, HMAX_BUCKETS + 1 if hmax else 1), wp.int32),
             ("cond_prev", (rows, C if hmax else 1), wp.int32),
         ]
 
