@@ -665,9 +665,9 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
         i += 1
     cur = int(0)  # the bucket of the last value popped
     last = zero  # the last value popped: the largest finite one
-    _pop = int(0)
-    _pop_end = int(c1 - c0)
-    while _pop < _pop_end:
+    pop_i = int(0)
+    n_pops = int(c1 - c0)
+    while pop_i < n_pops:
         if size == 0:
             break
         c = int(-1)
@@ -715,7 +715,7 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                         size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t,
                                              a, cost + hc, size)
             p += 1
-        _pop += 1
+        pop_i += 1
     if lm != 0:  # (see hmax_lower: its buckets are one per value, all BUCKETS of them, the first nb empty now)
         sc.bucket[t, BUCKETS] = -1
         if nb > 0 and last < BUCKETS_F:
@@ -739,9 +739,9 @@ def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int,
     integer below BUCKETS, see `hmax_dijkstra`), none queued below ``lo``; with ``nb`` 0, the binary heap."""
     n_acts = rel.action_start[g + 1] - rel.action_start[g]
     cur = lo
-    _pop = int(0)
-    _pop_end = int(rel.cond_start[g + 1] - rel.cond_start[g])
-    while _pop < _pop_end:
+    pop_i = int(0)
+    n_pops = int(rel.cond_start[g + 1] - rel.cond_start[g])
+    while pop_i < n_pops:
         if size == 0:
             break
         c = int(-1)
@@ -759,9 +759,9 @@ def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int,
         size -= 1
         hc = sc.cond_h[t, c]
         a = sc.cond_child[t, c]
-        _k = int(0)
-        _k_end = int(n_acts)
-        while _k < _k_end:
+        walk_i = int(0)
+        k_bound = int(n_acts)
+        while walk_i < k_bound:
             if a < 0:
                 break
             after = sc.act_next[t, a]  # (a may move to another list)
@@ -791,8 +791,8 @@ def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int,
                         size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond,
                                              t, a, sc.act_rc[t, a] + top, size)
             a = after
-            _k += 1
-        _pop += 1
+            walk_i += 1
+        pop_i += 1
 
 
 @wp.func
@@ -869,14 +869,14 @@ def lm_forward(
     """LM-cut's forward exploration from before-zone condition c: every reached action whose pcf is c (its list,
     at most ``bound`` long) triggers."""
     a = child[t, c]
-    _k = int(0)
-    _k_end = int(bound)
-    while _k < _k_end:
+    walk_i = int(0)
+    k_bound = int(bound)
+    while walk_i < k_bound:
         if a < 0:
             break
         size = lm_trigger(act_mark, cond_mark, stack, effect_start, effect_cond, t, a, size)
         a = nxt[t, a]
-        _k += 1
+        walk_i += 1
     return size
 
 
@@ -915,9 +915,9 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
     nb = int(0)  # hmax_lower's queue: one bucket per value (BUCKETS of them) or the heap (0)
     if sc.bucket[t, BUCKETS] >= 0:
         nb = BUCKETS
-    _round = int(0)
-    _round_end = int(a1 - a0 + 2)
-    while _round < _round_end:
+    round_i = int(0)
+    n_rounds = int(a1 - a0 + 2)
+    while round_i < n_rounds:
         # The goal action's pcf: the unmet goal condition of largest h_max, ties to the highest condition id. An
         # atom equal to a cone condition has that condition's h_max (the least of its achievers' rc + act_h, the
         # same sums); one at 0 (true in r, or reached at no cost) can only matter when all are, and then the round
@@ -976,9 +976,9 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
         # gc may lie outside the cone (an atom equal to the precondition of an action the goal never needs): one
         # more condition than the cone holds.
         head = n_true
-        _k = int(0)
-        _k_end = int(c1 - c0 + 1)
-        while _k < _k_end:
+        walk_i = int(0)
+        k_bound = int(c1 - c0 + 1)
+        while walk_i < k_bound:
             if head == n:
                 break
             c = sc.cond_list[t, head]
@@ -991,7 +991,7 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
                     ct.achiever_action[p], n,
                 )
                 p += 1
-            _k += 1
+            walk_i += 1
         z1 = n
         # Before the zone (cond_mark 2): from the conditions true in r and the always-true precondition.
         k = int(0)
@@ -1014,16 +1014,16 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
                            ct.effect_cond, sc.cond_list, t, sc.cond_list[t, k], n, a1 - a0)
             k += 1
         head = z1
-        _k = int(0)
-        _k_end = int(c1 - c0)
-        while _k < _k_end:
+        walk_i = int(0)
+        k_bound = int(c1 - c0)
+        while walk_i < k_bound:
             if head == n:
                 break
             c = sc.cond_list[t, head]
             head += 1
             n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_child, sc.act_next, ct.effect_start,
                            ct.effect_cond, sc.cond_list, t, c, n, a1 - a0)
-            _k += 1
+            walk_i += 1
         # The cut: the zone's achievers the exploration reached (act_mark 2); low: the least rc + act_h among them.
         m = inf
         low = inf
@@ -1083,7 +1083,7 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
         if gc >= 0 and sc.cond_pos[t, gc] == OUTSIDE:
             sc.cond_mark[t, gc] = MARK_OUTSIDE
         hmax_lower(sc, t, ct, rel, g, size, nb, lo)
-        _round += 1
+        round_i += 1
     return total
 
 
