@@ -316,6 +316,11 @@ class DomainTables:
         )
 
 
+#: Buckets of h_max's bucket queue (`goap.kernels.astar.hmax_dijkstra`): used when every usable action of the goal's
+#: cone costs an integer below this, else the binary heap.
+HMAX_BUCKETS = 64
+
+
 def hash_size(max_nodes: int) -> int:
     """Slots of a search's hash table: the power of two >= 2 * max_nodes (at most half full)."""
     return 1 << max(1, (2 * max_nodes - 1).bit_length())
@@ -334,10 +339,12 @@ def scratch_bytes_per_agent(
         + 8 P                  hmax_depth2: cheapest achiever per precondition (P preconditions in all)
         + 12 A + 16 C          hmax and lmcut: per action its h_max and unmet preconditions; per distinct
                                precondition (C, at most P) its h_max, queue entry and queue position
-        + 16 A + 4 C           lmcut: per action remaining cost, pcf and mark; per condition a mark
+        + 4 K + 4 + 4 C        hmax and lmcut: the bucket queue's K = HMAX_BUCKETS heads, a flag, back links
+        + 24 A + 12 C          lmcut: per action remaining cost, pcf, mark and its place on its pcf's list; per
+                               condition a mark, a list entry and the head of its pcf list
         + 8 F                  the relaxed reachability check's reached values per fact
         + 4 L + 18             results
-    (An array a heuristic does not read takes one element: 8 bytes for pre_cost, 28 for h_max's, 20 for
+    (An array a heuristic does not read takes one element: 8 bytes for pre_cost, 36 for h_max's, 36 for
     LM-cut's.)
     """
     m = max_nodes
@@ -345,8 +352,8 @@ def scratch_bytes_per_agent(
     per_node = 8 * n_words * (m + 1) + 28 * m + 4 * hash_size(m)
     per_agent = 8 * a + 8 * max(1, n_facts)
     per_agent += 8 * max(1, n_pre) if heuristic == "hmax_depth2" else 8
-    per_agent += 12 * a + 16 * c if heuristic in ("hmax", "lmcut", "max_lmcut_pdb") else 28
-    per_agent += 16 * a + 4 * c if heuristic in ("lmcut", "max_lmcut_pdb") else 20
+    per_agent += 12 * a + 20 * c + 4 * HMAX_BUCKETS + 4 if heuristic in ("hmax", "lmcut", "max_lmcut_pdb") else 36
+    per_agent += 24 * a + 12 * c if heuristic in ("lmcut", "max_lmcut_pdb") else 36
     return per_node + per_agent + 4 * max_plan_length + 18
 
 

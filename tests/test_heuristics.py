@@ -3,6 +3,7 @@ uniform-cost optima, and both heuristics' Warp kernels against the reference pla
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 import os
@@ -13,7 +14,9 @@ import pytest
 from goap import DomainBuilder, Goal, Status
 from goap.bench.random_domains import random_domain, random_problems
 from goap.domain import achieves
+from goap.encoding import HMAX_BUCKETS
 from goap.pddl import load_pddl, optimal_costs, pddl_tasks
+from goap.planners.base import condition_tables, relevance
 from goap.planners.reference import ReferencePlanner
 from goap.planners.warp_astar import WarpAStarPlanner
 from tests.conftest import PDDL_DIR
@@ -240,6 +243,55 @@ def test_warp_matches_reference(seed, n_facts, words, heuristic):
         np.testing.assert_array_equal(f.level, r.level)
         levels |= set(r.level.tolist())
     assert Status.OK in set(r.status.tolist()) and len(levels) >= 2, (r.counts(), levels)
+
+
+def test_warp_lmcut_free_actions_and_zero_costs():
+    """Actions without preconditions (LM-cut's explorations start from them as from the true conditions) and many
+    zero costs (goal zones grown through zero-cost achievers, goals whose h_max is 0 while a condition is false):
+    the Warp planner equals the reference node for node."""
+    base = random_domain(41, 40, int_fraction=0.3)
+    actions = tuple(dataclasses.replace(a, pre=()) if i % 5 == 2 else a for i, a in enumerate(base.actions))
+    domain = dataclasses.replace(base, actions=actions)
+    problems = random_problems(domain, 60, seed=41)
+    ref = ReferencePlanner(domain, max_nodes=256, node_ceiling=1024, heuristic="lmcut")
+    fast = WarpAStarPlanner(ref.tables, max_nodes=256, node_ceiling=1024, heuristic="lmcut", device=DEVICE)
+    rel = relevance(condition_tables(ref.tables), ref.tables.goals)
+    assert len(rel.free) > 0  # the cones hold actions without preconditions
+    states = ref.tables.pack_states(problems.values)
+    rng = np.random.default_rng(41)
+    shape = (len(states), len(actions))
+    costs = np.where(rng.random(shape) < 0.4, 0, rng.integers(1, 5, size=shape)).astype(np.float32)
+    statuses = set()
+    for c in (None, costs):
+        r = ref.plan(states, problems.goals, c)
+        f = fast.plan(states, problems.goals, c)
+        assert_same(r, f, domain, problems.values, problems.goals, ref.tables.goals, c, None)
+        statuses |= set(r.status.tolist())
+    assert Status.OK in statuses, statuses
+
+
+@pytest.mark.parametrize("heuristic", ["lmcut", "hmax"])
+def test_warp_hmax_bucket_queue_and_heap_match_reference(heuristic):
+    """h_max's two queues: Dial's buckets when every usable cone action costs an integer below HMAX_BUCKETS, the
+    binary heap otherwise. Integral per-agent costs in 0..5 (buckets), the same plus a quarter (heap) and integral
+    costs up to 199 (mostly past the buckets: heap): the Warp planner equals the reference node for node."""
+    domain = random_domain(43, 50, int_fraction=0.3)
+    problems = random_problems(domain, 50, seed=43)
+    ref = ReferencePlanner(domain, max_nodes=256, node_ceiling=1024, heuristic=heuristic)
+    fast = WarpAStarPlanner(ref.tables, max_nodes=256, node_ceiling=1024, heuristic=heuristic, device=DEVICE)
+    states = ref.tables.pack_states(problems.values)
+    rng = np.random.default_rng(43)
+    shape = (len(states), len(domain.actions))
+    small = rng.integers(0, 6, size=shape).astype(np.float32)
+    large = rng.integers(0, 200, size=shape).astype(np.float32)
+    assert HMAX_BUCKETS <= 199
+    statuses = set()
+    for c in (small, small + np.float32(0.25), large):
+        r = ref.plan(states, problems.goals, c)
+        f = fast.plan(states, problems.goals, c)
+        assert_same(r, f, domain, problems.values, problems.goals, ref.tables.goals, c, None)
+        statuses |= set(r.status.tolist())
+    assert Status.OK in statuses, statuses
 
 
 def test_warp_lmcut_ad_hoc_goals_and_goal_only_conditions():

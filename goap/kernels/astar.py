@@ -28,10 +28,15 @@ cache. For a pool of M states a row holds:
     act_cost     float64[T, A]           this agent's action costs, inf where disabled
     pre_cost     float64[T, P]           cheapest usable achiever of each action precondition (hmax_depth2)
     cond_h/act_h float64[T, C] / [T, A]  h_max of each distinct precondition, and per action the max over its own
-    cond_heap/pos int32 [T, C]           h_max's queue of conditions (LM-cut's stacks once it is empty), positions
+    cond_heap/pos int32 [T, C]           h_max's heap of conditions (next links on buckets), positions (buckets)
+    bucket       int32  [T, K + 1]       h_max's bucket heads (K = HMAX_BUCKETS), and whether LM-cut may use them
+    cond_prev    int32  [T, C]           back links of the bucket lists
     act_left     int32  [T, A]           per action, its preconditions not yet popped (-2: outside the cone, off)
     act_rc/pcf   float64/int32 [T, A]    LM-cut: remaining cost, pcf (precondition of largest h_max) per action
     act/cond_mark int32 [T, A] / [T, C]  LM-cut: achieves the goal zone / in the cut; in the zone / before it
+    cond_list    int32  [T, C]           LM-cut: the true conditions, then a round's zone and before-zone sets
+    cond_child   int32  [T, C]           LM-cut: per condition, the first action whose pcf it is
+    act_next/prev int32 [T, A]           LM-cut: the rest of those lists
     reached      uint64 [T, F]           the relaxed reachability check's reached values, per fact
 
 No action is stored per node: a plan is read back by finding, for each node on the path, the first usable action
@@ -41,7 +46,9 @@ left empty after every search (the stored nodes are looked up and cleared); esca
 scratch, so there the first search of a row in a launch empties the row's table first. A* reopens a closed state
 reached again more cheaply (only LM-cut, which is not consistent, does that). Every loop is bounded: probing by H,
 sifting by 32 levels, the search by `pop_limit(M)` pops (M + 1 unless it reopens a state), h_max by C pops of
-its queue, LM-cut by A + 2 rounds of it.
+its queue, LM-cut by A + 2 rounds of it. The h_max and LM-cut functions write their loops as ``while i < end``
+over a counter that climbs by one to a fixed end (each body ends with ``i += 1`` and has no ``continue``): Warp's
+``range`` keeps a run-time step whose sign every iteration tests, which cost LM-cut about a fifth of its time.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ import functools
 
 import warp as wp
 
+from goap.encoding import HMAX_BUCKETS
 from goap.kernels.codes import ST_BUDGET, ST_NO_PLAN, ST_OK, ST_SATISFIED, ST_TOO_LONG
 from goap.kernels.pdb import PatternLookup, pdb_value
 from goap.kernels.semantics import (
@@ -76,6 +84,9 @@ HEUR_MAX_LMCUT_PDB = wp.constant(5)
 HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3, "pdb": 4, "max_lmcut_pdb": 5}
 RELAXED_AFTER = wp.constant(RELAXED_CHECK_AFTER)
 OUTSIDE = wp.constant(-2)  # cond_pos of a condition outside the goal's cone, act_left of an action outside or off
+BUCKETS = wp.constant(HMAX_BUCKETS)  # h_max's bucket queue: integral action costs below this (else the binary heap)
+BUCKETS_F = wp.constant(wp.float64(HMAX_BUCKETS))  # the same, for comparisons with costs and values
+MARK_OUTSIDE = wp.constant(3)  # LM-cut's cond_mark of a condition outside the goal's cone (0: in it, unmarked)
 
 
 @wp.struct
@@ -111,6 +122,8 @@ class Relevance:
     action_start: wp.array(dtype=wp.int32)
     action: wp.array(dtype=wp.int32)
     atom_cond: wp.array(dtype=wp.int32)
+    free_start: wp.array(dtype=wp.int32)
+    free: wp.array(dtype=wp.int32)
 
 
 @wp.struct
@@ -167,6 +180,12 @@ class Scratch:
     act_mark: wp.array2d(dtype=wp.int32)
     cond_mark: wp.array2d(dtype=wp.int32)
     reached: wp.array2d(dtype=wp.uint64)
+    cond_list: wp.array2d(dtype=wp.int32)
+    cond_child: wp.array2d(dtype=wp.int32)
+    act_next: wp.array2d(dtype=wp.int32)
+    act_prev: wp.array2d(dtype=wp.int32)
+    bucket: wp.array2d(dtype=wp.int32)
+    cond_prev: wp.array2d(dtype=wp.int32)
 
 
 @wp.struct
@@ -440,7 +459,9 @@ def relax_effects(
 ) -> int:
     """Offer value v to every cone condition action a achieves; returns the queue's new size. (The queue
     functions take the arrays they touch: Warp passes a struct by value, a copy at every call.)"""
-    for p in range(effect_start[a], effect_start[a + 1]):
+    p = int(effect_start[a])
+    p_end = int(effect_start[a + 1])
+    while p < p_end:
         e = effect_cond[p]
         at = pos[t, e]
         if at != OUTSIDE and v < cond_h[t, e]:
@@ -451,65 +472,223 @@ def relax_effects(
                 cond_sift_up(heap, pos, cond_h, t, size - 1)
             else:
                 cond_sift_up(heap, pos, cond_h, t, at)
+        p += 1
     return size
 
 
 @wp.func
 def cone_reset(sc: Scratch, t: int, ct: ConditionTables):
     """Mark every condition and action outside the goal's cone (the cone's own are set by `hmax_dijkstra`)."""
-    for c in range(ct.n_conditions):
+    c = int(0)
+    c_end = int(ct.n_conditions)
+    while c < c_end:
         sc.cond_pos[t, c] = OUTSIDE
-    for a in range(ct.n_actions):
+        c += 1
+    a = int(0)
+    a_end = int(ct.n_actions)
+    while a < a_end:
         sc.act_left[t, a] = OUTSIDE
+        a += 1
 
 
 @wp.func
-def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevance, g: int, lm: int):
+def pcf_link(
+    child: wp.array2d(dtype=wp.int32), nxt: wp.array2d(dtype=wp.int32), prv: wp.array2d(dtype=wp.int32), t: int,
+    a: int, c: int,
+):
+    """Put action a first on condition c's list of the actions whose pcf c is (LM-cut's explorations walk it)."""
+    h = child[t, c]
+    nxt[t, a] = h
+    prv[t, a] = -1
+    if h >= 0:
+        prv[t, h] = a
+    child[t, c] = a
+
+
+@wp.func
+def pcf_unlink(
+    child: wp.array2d(dtype=wp.int32), nxt: wp.array2d(dtype=wp.int32), prv: wp.array2d(dtype=wp.int32), t: int,
+    a: int, c: int,
+):
+    """Take action a off condition c's pcf list."""
+    n = nxt[t, a]
+    p = prv[t, a]
+    if p >= 0:
+        nxt[t, p] = n
+    else:
+        child[t, c] = n
+    if n >= 0:
+        prv[t, n] = p
+
+
+@wp.func
+def bucket_push(
+    bucket: wp.array2d(dtype=wp.int32), nxt: wp.array2d(dtype=wp.int32), prv: wp.array2d(dtype=wp.int32),
+    pos: wp.array2d(dtype=wp.int32), t: int, c: int, b: int,
+):
+    """Put condition c first in bucket b of h_max's bucket queue (pos: its bucket while queued)."""
+    h = bucket[t, b]
+    nxt[t, c] = h
+    prv[t, c] = -1
+    if h >= 0:
+        prv[t, h] = c
+    bucket[t, b] = c
+    pos[t, c] = b
+
+
+@wp.func
+def bucket_remove(
+    bucket: wp.array2d(dtype=wp.int32), nxt: wp.array2d(dtype=wp.int32), prv: wp.array2d(dtype=wp.int32),
+    pos: wp.array2d(dtype=wp.int32), t: int, c: int,
+):
+    """Take queued condition c out of its bucket (its pos becomes -1)."""
+    n = nxt[t, c]
+    p = prv[t, c]
+    if p >= 0:
+        nxt[t, p] = n
+    else:
+        bucket[t, pos[t, c]] = n
+    if n >= 0:
+        prv[t, n] = p
+    pos[t, c] = -1
+
+
+@wp.func
+def relax_buckets(
+    bucket: wp.array2d(dtype=wp.int32), nxt: wp.array2d(dtype=wp.int32), prv: wp.array2d(dtype=wp.int32),
+    pos: wp.array2d(dtype=wp.int32), cond_h: wp.array2d(dtype=wp.float64), effect_start: wp.array(dtype=wp.int32),
+    effect_cond: wp.array(dtype=wp.int32), t: int, a: int, v: wp.float64, size: int, nb: int,
+) -> int:
+    """`relax_effects` over the bucket queue of ``nb`` buckets: value v (an integer) goes to bucket v mod nb."""
+    p = int(effect_start[a])
+    p_end = int(effect_start[a + 1])
+    while p < p_end:
+        e = effect_cond[p]
+        at = pos[t, e]
+        if at != OUTSIDE and v < cond_h[t, e]:
+            cond_h[t, e] = v
+            if at >= 0:
+                bucket_remove(bucket, nxt, prv, pos, t, e)
+            else:  # (a condition already popped has its final value, never above v)
+                size += 1
+            bucket_push(bucket, nxt, prv, pos, t, e, int(v) % nb)
+        p += 1
+    return size
+
+
+@wp.func
+def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevance, g: int, lm: int) -> int:
     """h_max in node row r of the preconditions goal g can depend on (cond_h), and per action of its cone the max
     over its own (act_h; inf while one is unreachable), by a generalized Dijkstra: conditions leave a queue in
     order of their final value; an action whose last precondition leaves it fires and offers cost + that value to
     what it achieves. The same fixpoint as rounds of Bellman-Ford (same float64 sums), in one pass over the cone.
     With ``lm``, costs are LM-cut's remaining costs and each firing action records its pcf (`lmcut`). Call
-    `cone_reset` first (once per state). Bounded: each cone condition enters and leaves the queue once."""
+    `cone_reset` first (once per state). With ``lm``, also clears LM-cut's marks of the cone and lists the cone's
+    conditions true in r in cond_list; returns how many. Bounded: each cone condition enters and leaves the queue
+    once.
+
+    The queue: when every usable cone action costs an integer below BUCKETS (unit-cost PDDL tasks, integral game
+    costs), Dial's buckets, one per value modulo the largest cost + 1 (every queued value lies within that cost of
+    the last one popped), as lists through cond_heap (next) and cond_prev; otherwise the binary heap of
+    (value, id). The values and pcfs do not depend on the order in which equal values leave the queue. With
+    ``lm``, bucket[t, BUCKETS] says whether `hmax_lower` may use buckets too: the largest finite value when the
+    costs were integral and it lies below BUCKETS (no value ever rises), else -1."""
     inf = wp.float64(wp.inf)
     zero = wp.float64(0.0)
     c0 = rel.cond_start[g]
     c1 = rel.cond_start[g + 1]
-    size = int(0)
-    for i in range(c0, c1):  # ascending ids, the true ones (value 0) in order: already a valid queue
-        c = rel.cond[i]
-        sc.cond_pos[t, c] = -1
-        v = field_value(sc.node_state[r, ct.word[c]], ct.shift[c], ct.mask[c])
-        if condition_holds(v, ct.op[c], ct.k[c]):
-            sc.cond_h[t, c] = zero
-            sc.cond_heap[t, size] = c
-            sc.cond_pos[t, c] = size
-            size += 1
-        else:
-            sc.cond_h[t, c] = inf
-    for i in range(rel.action_start[g], rel.action_start[g + 1]):
+    integral = int(1)
+    top_cost = zero
+    i = int(rel.action_start[g])
+    i_end = int(rel.action_start[g + 1])
+    while i < i_end:
         a = rel.action[i]
         sc.act_h[t, a] = inf
+        if lm != 0:
+            sc.act_mark[t, a] = 0
         cost = sc.act_cost[t, a]  # the agent's (inf where disabled), or LM-cut's remaining cost
         if lm != 0:
             cost = sc.act_rc[t, a]
         if not is_inf(cost):
-            n = ct.action_start[a + 1] - ct.action_start[a]
-            sc.act_left[t, a] = n
-            if n == 0:
-                sc.act_h[t, a] = zero
-                if lm != 0:
-                    sc.act_pcf[t, a] = -1
-                size = relax_effects(
-                    sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t, a, cost + zero, size
-                )
-    for _pop in range(c1 - c0):
+            sc.act_left[t, a] = ct.action_start[a + 1] - ct.action_start[a]
+            if cost > top_cost:
+                top_cost = cost
+            if cost != wp.floor(cost):
+                integral = 0
+        i += 1
+    nb = int(0)  # buckets in use (0: the heap)
+    if integral != 0 and top_cost < BUCKETS_F:
+        nb = int(top_cost) + 1
+        b = int(0)
+        while b < nb:
+            sc.bucket[t, b] = -1
+            b += 1
+    size = int(0)
+    i = int(c0)
+    i_end = int(c1)
+    while i < i_end:  # ascending ids, the true ones (value 0) in order: already a valid heap
+        c = rel.cond[i]
+        sc.cond_pos[t, c] = -1
+        v = field_value(sc.node_state[r, ct.word[c]], ct.shift[c], ct.mask[c])
+        if lm != 0:
+            sc.cond_mark[t, c] = 0
+            sc.cond_child[t, c] = -1
+        if condition_holds(v, ct.op[c], ct.k[c]):
+            sc.cond_h[t, c] = zero
+            if nb > 0:
+                bucket_push(sc.bucket, sc.cond_heap, sc.cond_prev, sc.cond_pos, t, c, 0)
+            else:
+                sc.cond_heap[t, size] = c
+                sc.cond_pos[t, c] = size
+            if lm != 0:
+                sc.cond_list[t, size] = c
+            size += 1
+        else:
+            sc.cond_h[t, c] = inf
+        i += 1
+    n_true = size
+    i = int(rel.free_start[g])
+    i_end = int(rel.free_start[g + 1])
+    while i < i_end:  # the usable actions without preconditions fire at once
+        a = rel.free[i]
+        if sc.act_left[t, a] == 0:
+            sc.act_h[t, a] = zero
+            cost = sc.act_cost[t, a]
+            if lm != 0:
+                sc.act_pcf[t, a] = -1
+                cost = sc.act_rc[t, a]
+            if nb > 0:
+                size = relax_buckets(sc.bucket, sc.cond_heap, sc.cond_prev, sc.cond_pos, sc.cond_h, ct.effect_start,
+                                     ct.effect_cond, t, a, cost + zero, size, nb)
+            else:
+                size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t, a,
+                                     cost + zero, size)
+        i += 1
+    cur = int(0)  # the bucket of the last value popped
+    last = zero  # the last value popped: the largest finite one
+    pop_i = int(0)
+    n_pops = int(c1 - c0)
+    while pop_i < n_pops:
         if size == 0:
             break
-        c = cond_pop(sc.cond_heap, sc.cond_pos, sc.cond_h, t, size)
+        c = int(-1)
+        if nb > 0:
+            scan = int(0)
+            while scan < nb:
+                if sc.bucket[t, cur] >= 0:
+                    break
+                cur = (cur + 1) % nb
+                scan += 1
+            c = sc.bucket[t, cur]
+            bucket_remove(sc.bucket, sc.cond_heap, sc.cond_prev, sc.cond_pos, t, c)
+        else:
+            c = cond_pop(sc.cond_heap, sc.cond_pos, sc.cond_h, t, size)
         size -= 1
         hc = sc.cond_h[t, c]
-        for p in range(ct.pre_of_start[c], ct.pre_of_start[c + 1]):
+        last = hc
+        p = int(ct.pre_of_start[c])
+        p_end = int(ct.pre_of_start[c + 1])
+        while p < p_end:
             a = ct.pre_of_action[p]
             left = sc.act_left[t, a]
             if left > 0:
@@ -518,71 +697,126 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                     sc.act_h[t, a] = hc
                     if lm != 0:
                         best = int(-1)
-                        for k in range(ct.action_start[a], ct.action_start[a + 1]):
+                        k = int(ct.action_start[a])
+                        k_end = int(ct.action_start[a + 1])
+                        while k < k_end:
                             d = ct.action_cond[k]
                             if sc.cond_h[t, d] == hc and d > best:
                                 best = d
+                            k += 1
                         sc.act_pcf[t, a] = best
+                        pcf_link(sc.cond_child, sc.act_next, sc.act_prev, t, a, best)
                     cost = sc.act_cost[t, a]
                     if lm != 0:
                         cost = sc.act_rc[t, a]
-                    size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t, a,
-                                         cost + hc, size)
+                    if nb > 0:
+                        size = relax_buckets(sc.bucket, sc.cond_heap, sc.cond_prev, sc.cond_pos, sc.cond_h,
+                                             ct.effect_start, ct.effect_cond, t, a, cost + hc, size, nb)
+                    else:
+                        size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t,
+                                             a, cost + hc, size)
+            p += 1
+        pop_i += 1
+    if lm != 0:  # (see hmax_lower: its buckets are one per value, all BUCKETS of them, the first nb empty now)
+        sc.bucket[t, BUCKETS] = -1
+        if nb > 0 and last < BUCKETS_F:
+            sc.bucket[t, BUCKETS] = int(last)
+            b = int(nb)
+            while b < BUCKETS:
+                sc.bucket[t, b] = -1
+                b += 1
+    return n_true
 
 
 @wp.func
-def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int, size: int):
+def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int, size: int, nb: int, lo: int):
     """Bring h_max up to date after LM-cut lowered the remaining costs of some actions, whose new offers the queue
     already holds (``size`` entries). Values only fall: a popped condition that is an action's pcf makes the action
     take its new max and pcf, and offer what it achieves when that max fell (Fast Downward's incremental
     exploration). The result is the from-scratch fixpoint, float for float (each value is the least of the same
     offers), and the same pcfs (only an action whose pcf fell can change its pcf). Each cone condition leaves the
-    queue at most once (later offers are never below the value popped)."""
-    for _pop in range(rel.cond_start[g + 1] - rel.cond_start[g]):
+    queue at most once (later offers are never below the value popped); the actions whose pcf it is are walked on
+    its list (`pcf_link`), each once. The queue: with ``nb`` = BUCKETS, one bucket per value (every value an
+    integer below BUCKETS, see `hmax_dijkstra`), none queued below ``lo``; with ``nb`` 0, the binary heap."""
+    n_acts = rel.action_start[g + 1] - rel.action_start[g]
+    cur = lo
+    pop_i = int(0)
+    n_pops = int(rel.cond_start[g + 1] - rel.cond_start[g])
+    while pop_i < n_pops:
         if size == 0:
             break
-        c = cond_pop(sc.cond_heap, sc.cond_pos, sc.cond_h, t, size)
+        c = int(-1)
+        if nb > 0:
+            while cur < nb:
+                if sc.bucket[t, cur] >= 0:
+                    break
+                cur += 1
+            if cur >= nb:  # (never: size counts what the buckets hold)
+                break
+            c = sc.bucket[t, cur]
+            bucket_remove(sc.bucket, sc.cond_heap, sc.cond_prev, sc.cond_pos, t, c)
+        else:
+            c = cond_pop(sc.cond_heap, sc.cond_pos, sc.cond_h, t, size)
         size -= 1
         hc = sc.cond_h[t, c]
-        for p in range(ct.pre_of_start[c], ct.pre_of_start[c + 1]):
-            a = ct.pre_of_action[p]
-            if sc.act_left[t, a] == 0 and sc.act_pcf[t, a] == c:
-                old = sc.act_h[t, a]
-                if old > hc:
-                    top = wp.float64(-1.0)
-                    best = int(-1)
-                    for k in range(ct.action_start[a], ct.action_start[a + 1]):
-                        d = ct.action_cond[k]
-                        v = sc.cond_h[t, d]
-                        if v > top or (v == top and d > best):
-                            top = v
-                            best = d
-                    sc.act_h[t, a] = top
+        a = sc.cond_child[t, c]
+        walk_i = int(0)
+        k_bound = int(n_acts)
+        while walk_i < k_bound:
+            if a < 0:
+                break
+            after = sc.act_next[t, a]  # (a may move to another list)
+            old = sc.act_h[t, a]
+            if old > hc:
+                top = wp.float64(-1.0)
+                best = int(-1)
+                k = int(ct.action_start[a])
+                k_end = int(ct.action_start[a + 1])
+                while k < k_end:
+                    d = ct.action_cond[k]
+                    v = sc.cond_h[t, d]
+                    if v > top or (v == top and d > best):
+                        top = v
+                        best = d
+                    k += 1
+                sc.act_h[t, a] = top
+                if best != c:
+                    pcf_unlink(sc.cond_child, sc.act_next, sc.act_prev, t, a, c)
+                    pcf_link(sc.cond_child, sc.act_next, sc.act_prev, t, a, best)
                     sc.act_pcf[t, a] = best
-                    if top < old:
-                        size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t,
-                                             a, sc.act_rc[t, a] + top, size)
+                if top < old:
+                    if nb > 0:
+                        size = relax_buckets(sc.bucket, sc.cond_heap, sc.cond_prev, sc.cond_pos, sc.cond_h,
+                                             ct.effect_start, ct.effect_cond, t, a, sc.act_rc[t, a] + top, size, nb)
+                    else:
+                        size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond,
+                                             t, a, sc.act_rc[t, a] + top, size)
+            a = after
+            walk_i += 1
+        pop_i += 1
 
 
 @wp.func
 def lm_trigger(
-    act_mark: wp.array2d(dtype=wp.int32), cond_mark: wp.array2d(dtype=wp.int32), pos: wp.array2d(dtype=wp.int32),
-    stack: wp.array2d(dtype=wp.int32), effect_start: wp.array(dtype=wp.int32), effect_cond: wp.array(dtype=wp.int32),
-    t: int, a: int, size: int,
+    act_mark: wp.array2d(dtype=wp.int32), cond_mark: wp.array2d(dtype=wp.int32), stack: wp.array2d(dtype=wp.int32),
+    effect_start: wp.array(dtype=wp.int32), effect_cond: wp.array(dtype=wp.int32), t: int, a: int, size: int,
 ) -> int:
     """LM-cut's forward exploration reaches action a through its pcf: into the cut when it achieves a goal-zone
-    condition (act_mark 1 -> 2), else what it achieves joins the before-zone set (pushed on the stack)."""
+    condition (act_mark 1 -> 2), else what it achieves in the cone joins the before-zone set (pushed on the stack;
+    a condition outside the cone is marked MARK_OUTSIDE, so one test skips it and what is already marked)."""
     if act_mark[t, a] != 0:
         if act_mark[t, a] == 1:
             act_mark[t, a] = 2
         return size
-    for p in range(effect_start[a], effect_start[a + 1]):
+    p = effect_start[a]
+    end = effect_start[a + 1]
+    while p < end:
         e = effect_cond[p]
-        if pos[t, e] != OUTSIDE:
-            if cond_mark[t, e] == 0:
-                cond_mark[t, e] = 2
-                stack[t, size] = e
-                size += 1
+        if cond_mark[t, e] == 0:
+            cond_mark[t, e] = 2
+            stack[t, size] = e
+            size += 1
+        p += 1
     return size
 
 
@@ -607,12 +841,57 @@ def lm_zone_achiever(
 
 
 @wp.func
+def lm_charge(
+    act_mark: wp.array2d(dtype=wp.int32), act_rc: wp.array2d(dtype=wp.float64), act_h: wp.array2d(dtype=wp.float64),
+    heap: wp.array2d(dtype=wp.int32), pos: wp.array2d(dtype=wp.int32), cond_h: wp.array2d(dtype=wp.float64),
+    bucket: wp.array2d(dtype=wp.int32), prv: wp.array2d(dtype=wp.int32), effect_start: wp.array(dtype=wp.int32),
+    effect_cond: wp.array(dtype=wp.int32), t: int, b: int, m: wp.float64, size: int, nb: int,
+) -> int:
+    """Zone achiever b after a round: in the cut (act_mark 2), its remaining cost falls by m and it offers its new
+    value to what it achieves (queued for `hmax_lower`, on buckets when ``nb`` > 0); its mark is cleared either
+    way."""
+    if act_mark[t, b] == 2:
+        act_rc[t, b] = act_rc[t, b] - m
+        v = act_rc[t, b] + act_h[t, b]
+        if nb > 0:
+            size = relax_buckets(bucket, heap, prv, pos, cond_h, effect_start, effect_cond, t, b, v, size, nb)
+        else:
+            size = relax_effects(heap, pos, cond_h, effect_start, effect_cond, t, b, v, size)
+    act_mark[t, b] = 0
+    return size
+
+
+@wp.func
+def lm_forward(
+    act_mark: wp.array2d(dtype=wp.int32), cond_mark: wp.array2d(dtype=wp.int32), child: wp.array2d(dtype=wp.int32),
+    nxt: wp.array2d(dtype=wp.int32), effect_start: wp.array(dtype=wp.int32), effect_cond: wp.array(dtype=wp.int32),
+    stack: wp.array2d(dtype=wp.int32), t: int, c: int, size: int, bound: int,
+) -> int:
+    """LM-cut's forward exploration from before-zone condition c: every reached action whose pcf is c (its list,
+    at most ``bound`` long) triggers."""
+    a = child[t, c]
+    walk_i = int(0)
+    k_bound = int(bound)
+    while walk_i < k_bound:
+        if a < 0:
+            break
+        size = lm_trigger(act_mark, cond_mark, stack, effect_start, effect_cond, t, a, size)
+        a = nxt[t, a]
+        walk_i += 1
+    return size
+
+
+@wp.func
 def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance) -> wp.float64:
     """LM-cut of node row r for goal g (`goap.planners.reference`, node for node): rounds of h_max with remaining
     costs (from scratch once, then lowered where the cut's costs fell: `hmax_lower`), each cutting the
     justification graph between the state and the goal zone and charging the cut's cheapest remaining cost.
-    Bounded: at most cone actions + 1 rounds (each zeroes a cut action), each pass over the cone's conditions
-    once."""
+
+    As Fast Downward's, a round touches only what it explores: cond_list holds the cone's conditions true in r
+    (from `hmax_dijkstra`, once per state), then the round's goal zone, then the rest of its before-zone set, each
+    condition once; the cut is read from the zone's achievers (act_mark 2), and the marks are cleared through the
+    same lists, never by a pass over the cone. Bounded: at most cone actions + 1 rounds (each zeroes a cut action),
+    each visiting a condition at most once per exploration."""
     inf = wp.float64(wp.inf)
     zero = wp.float64(0.0)
     at = gt.atoms
@@ -621,108 +900,191 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
     a0 = rel.action_start[g]
     a1 = rel.action_start[g + 1]
     cone_reset(sc, t, ct)
-    for i in range(a0, a1):
+    c = int(0)
+    c_end = int(ct.n_conditions)
+    while c < c_end:  # (hmax_dijkstra clears the cone's)
+        sc.cond_mark[t, c] = MARK_OUTSIDE
+        c += 1
+    i = int(a0)
+    i_end = int(a1)
+    while i < i_end:
         a = rel.action[i]
         sc.act_rc[t, a] = sc.act_cost[t, a]
+        i += 1
     total = zero
-    hmax_dijkstra(sc, t, r, ct, rel, g, 1)
-    for _round in range(a1 - a0 + 2):
-        # The goal action's pcf: the unmet goal condition of largest h_max, ties to the highest condition id.
+    n_true = hmax_dijkstra(sc, t, r, ct, rel, g, 1)
+    nb = int(0)  # hmax_lower's queue: one bucket per value (BUCKETS of them) or the heap (0)
+    if sc.bucket[t, BUCKETS] >= 0:
+        nb = BUCKETS
+    round_i = int(0)
+    n_rounds = int(a1 - a0 + 2)
+    while round_i < n_rounds:
+        # The goal action's pcf: the unmet goal condition of largest h_max, ties to the highest condition id. An
+        # atom equal to a cone condition has that condition's h_max (the least of its achievers' rc + act_h, the
+        # same sums); one at 0 (true in r, or reached at no cost) can only matter when all are, and then the round
+        # ends anyway: skipped without reading the state.
         top = wp.float64(-1.0)
         goal_pcf = int(-1)
         key = int(-1)
-        for j in range(at.start[g], at.start[g + 1]):
-            v = field_value(sc.node_state[r, at.word[j]], at.shift[j], at.mask[j])
-            if not condition_holds(v, at.op[j], at.k[j]):
-                hj = inf
-                for p in range(gt.achievers[j], gt.achievers[j + 1]):
-                    b = gt.achiever_action[p]
-                    cb = sc.act_rc[t, b]
-                    if not is_inf(cb):
-                        hj = wp.min(hj, cb + sc.act_h[t, b])
-                kj = rel.atom_cond[j]
+        j = int(at.start[g])
+        j_end = int(at.start[g + 1])
+        while j < j_end:
+            kj = rel.atom_cond[j]
+            hj = zero
+            if kj >= 0 and sc.cond_pos[t, kj] != OUTSIDE:
+                hj = sc.cond_h[t, kj]
+            else:
+                v = field_value(sc.node_state[r, at.word[j]], at.shift[j], at.mask[j])
+                if not condition_holds(v, at.op[j], at.k[j]):
+                    hj = inf
+                    p = int(gt.achievers[j])
+                    p_end = int(gt.achievers[j + 1])
+                    while p < p_end:
+                        b = gt.achiever_action[p]
+                        cb = sc.act_rc[t, b]
+                        if not is_inf(cb):
+                            hj = wp.min(hj, cb + sc.act_h[t, b])
+                        p += 1
+            if hj > zero:
                 if kj < 0:
                     kj = ct.n_conditions + (j - at.start[g])
                 if goal_pcf < 0 or hj > top or (hj == top and kj > key):
                     top = hj
                     goal_pcf = j
                     key = kj
+            j += 1
         if is_inf(top):
             return inf
-        if top == zero:
+        if goal_pcf < 0:  # h_max of the goal is 0
             break
-        for i in range(c0, c1):
-            sc.cond_mark[t, rel.cond[i]] = 0
-        for i in range(a0, a1):
-            sc.act_mark[t, rel.action[i]] = 0
-        # The goal zone (cond_mark 1), on a stack in cond_heap (free once h_max is done).
-        size = int(0)
+        # The goal zone (cond_mark 1; its achievers act_mark 1), listed after the true conditions. Every zone
+        # condition has h_max >= top > 0, so none is true in r: the lists never hold a condition twice.
+        n = n_true
         gc = rel.atom_cond[goal_pcf]
         if gc >= 0:
             sc.cond_mark[t, gc] = 1
-            sc.cond_heap[t, 0] = gc
-            size = int(1)
+            sc.cond_list[t, n] = gc
+            n += 1
         else:
-            for p in range(gt.achievers[goal_pcf], gt.achievers[goal_pcf + 1]):
-                size = lm_zone_achiever(
-                    sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_heap, t,
-                    gt.achiever_action[p], size,
+            p = int(gt.achievers[goal_pcf])
+            p_end = int(gt.achievers[goal_pcf + 1])
+            while p < p_end:
+                n = lm_zone_achiever(
+                    sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_list, t,
+                    gt.achiever_action[p], n,
                 )
-        # Each zone condition is pushed once: the cone's conditions and gc, which may lie outside the cone (an
-        # atom equal to the precondition of an action the goal never needs): one more pop than the cone holds.
-        for _k in range(c1 - c0 + 1):
-            if size == 0:
+                p += 1
+        # gc may lie outside the cone (an atom equal to the precondition of an action the goal never needs): one
+        # more condition than the cone holds.
+        head = n_true
+        walk_i = int(0)
+        k_bound = int(c1 - c0 + 1)
+        while walk_i < k_bound:
+            if head == n:
                 break
-            size -= 1
-            c = sc.cond_heap[t, size]
-            for p in range(ct.achiever_start[c], ct.achiever_start[c + 1]):
-                size = lm_zone_achiever(
-                    sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_heap, t,
-                    ct.achiever_action[p], size,
+            c = sc.cond_list[t, head]
+            head += 1
+            p = int(ct.achiever_start[c])
+            p_end = int(ct.achiever_start[c + 1])
+            while p < p_end:
+                n = lm_zone_achiever(
+                    sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_list, t,
+                    ct.achiever_action[p], n,
                 )
+                p += 1
+            walk_i += 1
+        z1 = n
         # Before the zone (cond_mark 2): from the conditions true in r and the always-true precondition.
-        size = int(0)
-        for i in range(c0, c1):
-            c = rel.cond[i]
-            if sc.cond_mark[t, c] == 0:
-                v = field_value(sc.node_state[r, ct.word[c]], ct.shift[c], ct.mask[c])
-                if condition_holds(v, ct.op[c], ct.k[c]):
-                    sc.cond_mark[t, c] = 2
-                    sc.cond_heap[t, size] = c
-                    size += 1
-        for i in range(a0, a1):
-            a = rel.action[i]
-            if sc.act_left[t, a] == 0 and ct.action_start[a] == ct.action_start[a + 1]:
-                size = lm_trigger(
-                    sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_heap, ct.effect_start, ct.effect_cond, t, a, size
-                )
-        for _k in range(c1 - c0):
-            if size == 0:
+        k = int(0)
+        k_end = int(n_true)
+        while k < k_end:
+            sc.cond_mark[t, sc.cond_list[t, k]] = 2
+            k += 1
+        i = int(rel.free_start[g])
+        i_end = int(rel.free_start[g + 1])
+        while i < i_end:
+            a = rel.free[i]
+            if sc.act_left[t, a] == 0:
+                n = lm_trigger(sc.act_mark, sc.cond_mark, sc.cond_list, ct.effect_start, ct.effect_cond,
+                               t, a, n)
+            i += 1
+        k = int(0)
+        k_end = int(n_true)
+        while k < k_end:
+            n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_child, sc.act_next, ct.effect_start,
+                           ct.effect_cond, sc.cond_list, t, sc.cond_list[t, k], n, a1 - a0)
+            k += 1
+        head = z1
+        walk_i = int(0)
+        k_bound = int(c1 - c0)
+        while walk_i < k_bound:
+            if head == n:
                 break
-            size -= 1
-            c = sc.cond_heap[t, size]
-            for p in range(ct.pre_of_start[c], ct.pre_of_start[c + 1]):
-                a = ct.pre_of_action[p]
-                if sc.act_left[t, a] == 0 and sc.act_pcf[t, a] == c:
-                    size = lm_trigger(
-                    sc.act_mark, sc.cond_mark, sc.cond_pos, sc.cond_heap, ct.effect_start, ct.effect_cond, t, a, size
-                )
+            c = sc.cond_list[t, head]
+            head += 1
+            n = lm_forward(sc.act_mark, sc.cond_mark, sc.cond_child, sc.act_next, ct.effect_start,
+                           ct.effect_cond, sc.cond_list, t, c, n, a1 - a0)
+            walk_i += 1
+        # The cut: the zone's achievers the exploration reached (act_mark 2); low: the least rc + act_h among them.
         m = inf
-        for i in range(a0, a1):
-            a = rel.action[i]
-            if sc.act_mark[t, a] == 2:
-                m = wp.min(m, sc.act_rc[t, a])
+        low = inf
+        k = int(n_true)
+        k_end = int(z1)
+        while k < k_end:
+            c = sc.cond_list[t, k]
+            p = int(ct.achiever_start[c])
+            p_end = int(ct.achiever_start[c + 1])
+            while p < p_end:
+                b = ct.achiever_action[p]
+                if sc.act_mark[t, b] == 2:
+                    m = wp.min(m, sc.act_rc[t, b])
+                    low = wp.min(low, sc.act_rc[t, b] + sc.act_h[t, b])
+                p += 1
+            k += 1
+        if gc < 0:
+            p = int(gt.achievers[goal_pcf])
+            p_end = int(gt.achievers[goal_pcf + 1])
+            while p < p_end:
+                b = gt.achiever_action[p]
+                if sc.act_mark[t, b] == 2:
+                    m = wp.min(m, sc.act_rc[t, b])
+                    low = wp.min(low, sc.act_rc[t, b] + sc.act_h[t, b])
+                p += 1
         if is_inf(m):
             break
         total = total + m
+        lo = int(0)  # no offer of the charge below low - m: where hmax_lower's buckets start
+        if nb > 0:
+            lo = wp.max(int(low - m), 0)
+        # Charge the cut (each cut action once: its mark is cleared as it is charged) and clear the round's marks.
         size = int(0)
-        for i in range(a0, a1):
-            a = rel.action[i]
-            if sc.act_mark[t, a] == 2:
-                sc.act_rc[t, a] = sc.act_rc[t, a] - m
-                size = relax_effects(sc.cond_heap, sc.cond_pos, sc.cond_h, ct.effect_start, ct.effect_cond, t, a,
-                                     sc.act_rc[t, a] + sc.act_h[t, a], size)
-        hmax_lower(sc, t, ct, rel, g, size)
+        k = int(n_true)
+        k_end = int(z1)
+        while k < k_end:
+            c = sc.cond_list[t, k]
+            p = int(ct.achiever_start[c])
+            p_end = int(ct.achiever_start[c + 1])
+            while p < p_end:
+                size = lm_charge(sc.act_mark, sc.act_rc, sc.act_h, sc.cond_heap, sc.cond_pos, sc.cond_h, sc.bucket,
+                                 sc.cond_prev, ct.effect_start, ct.effect_cond, t, ct.achiever_action[p], m, size, nb)
+                p += 1
+            k += 1
+        if gc < 0:
+            p = int(gt.achievers[goal_pcf])
+            p_end = int(gt.achievers[goal_pcf + 1])
+            while p < p_end:
+                size = lm_charge(sc.act_mark, sc.act_rc, sc.act_h, sc.cond_heap, sc.cond_pos, sc.cond_h, sc.bucket,
+                                 sc.cond_prev, ct.effect_start, ct.effect_cond, t, gt.achiever_action[p], m, size, nb)
+                p += 1
+        k = int(0)
+        k_end = int(n)
+        while k < k_end:
+            sc.cond_mark[t, sc.cond_list[t, k]] = 0
+            k += 1
+        if gc >= 0 and sc.cond_pos[t, gc] == OUTSIDE:
+            sc.cond_mark[t, gc] = MARK_OUTSIDE
+        hmax_lower(sc, t, ct, rel, g, size, nb, lo)
+        round_i += 1
     return total
 
 
@@ -846,7 +1208,7 @@ def heuristic(
         return wp.max(lm, wp.float64((unsat + e - 1) // e) * c_min)
     if kind == HEUR_HMAX:
         cone_reset(sc, t, ct)
-        hmax_dijkstra(sc, t, r, ct, rel, g, 0)
+        _n_true = hmax_dijkstra(sc, t, r, ct, rel, g, 0)
     return unmet_goal_term(
         sc.node_state, r, sc.act_cost, sc.act_h, sc.pre_cost, t, at, gt.achievers, gt.achiever_action,
         gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k, lay.word, lay.shift, lay.mask,

@@ -491,7 +491,8 @@ class Relevance:
     goal's backward cone. h_max values inside it do not depend on anything outside, so a search computes only
     those (the Warp mirror has the same field names). ``atom_cond[j]`` is the `ConditionTables` id of the goal
     table's atom j when some action has that very condition as a precondition, else -1 (a condition only the goal
-    needs): LM-cut treats an atom and an equal precondition as one node of its graph.
+    needs): LM-cut treats an atom and an equal precondition as one node of its graph. ``free`` lists the cone's
+    actions without preconditions (LM-cut's explorations start from them as from the state's true conditions).
     """
 
     cond_start: np.ndarray  # int32[G + 1]
@@ -499,11 +500,13 @@ class Relevance:
     action_start: np.ndarray  # int32[G + 1]
     action: np.ndarray  # int32[...]
     atom_cond: np.ndarray  # int32[total atoms]
+    free_start: np.ndarray  # int32[G + 1]
+    free: np.ndarray  # int32[...]: the cone's actions without preconditions, ascending
 
 
 def relevance(conds: ConditionTables, goal_table: GoalTables) -> Relevance:
     """The backward cone of every goal of ``goal_table`` over ``conds`` (sorted ids, for a stable order)."""
-    cond_rows, action_rows = [], []
+    cond_rows, action_rows, free_rows = [], [], []
     at = goal_table.atoms
     for g in range(goal_table.n_goals):
         actions: set[int] = set()
@@ -526,6 +529,7 @@ def relevance(conds: ConditionTables, goal_table: GoalTables) -> Relevance:
                         frontier.append(b)
         cond_rows.append(sorted(seen))
         action_rows.append(sorted(actions))
+        free_rows.append([a for a in action_rows[-1] if conds.action_start[a] == conds.action_start[a + 1]])
 
     def starts(rows: list[list[int]]) -> np.ndarray:
         return np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int32)
@@ -542,4 +546,5 @@ def relevance(conds: ConditionTables, goal_table: GoalTables) -> Relevance:
         cond_start=starts(cond_rows), cond=np.array([c for r in cond_rows for c in r], dtype=np.int32),
         action_start=starts(action_rows), action=np.array([a for r in action_rows for a in r], dtype=np.int32),
         atom_cond=np.array(atom_cond, dtype=np.int32),
+        free_start=starts(free_rows), free=np.array([a for r in free_rows for a in r], dtype=np.int32),
     )

@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from goap.domain import Domain
-from goap.encoding import DomainTables, GoalTables, encode, hash_size, scratch_bytes_per_agent
+from goap.encoding import HMAX_BUCKETS, DomainTables, GoalTables, encode, hash_size, scratch_bytes_per_agent
 from goap.kernels import init_warp
 from goap.launch import CaptureError, Launcher, capturing, cpu_pool, host_sized, run_parallel
 from goap.planners.base import (
@@ -685,6 +685,12 @@ class WarpAStarPlanner:
             ("act_pcf", (rows, A if lm else 1), wp.int32),
             ("act_mark", (rows, A if lm else 1), wp.int32),
             ("cond_mark", (rows, C if lm else 1), wp.int32),
+            ("cond_list", (rows, C if lm else 1), wp.int32),
+            ("cond_child", (rows, C if lm else 1), wp.int32),
+            ("act_next", (rows, A if lm else 1), wp.int32),
+            ("act_prev", (rows, A if lm else 1), wp.int32),
+            ("bucket", (rows, HMAX_BUCKETS + 1 if hmax else 1), wp.int32),
+            ("cond_prev", (rows, C if hmax else 1), wp.int32),
         ]
 
     def _new_scratch(self, rows: int, pool: int) -> Any:
