@@ -73,42 +73,6 @@ def pruning_off(before: int, after: int, expanded: int, min_ratio: wp.float64, c
 
 
 @wp.func
-def push_action(
-    act_mark: wp.array2d(dtype=wp.int32), queue: wp.array2d(dtype=wp.int32), act_cost: wp.array2d(dtype=wp.float64),
-    t: int, b: int, ep: int, n: int,
-) -> int:
-    """Add action b to the set (a usable one not in it yet); returns the queue's new length."""
-    if act_mark[t, b] >= 2 * ep:
-        return n
-    if act_cost[t, b] > wp.float64(1.0e300):  # disabled for this agent, or not its type's: not in its task
-        return n
-    act_mark[t, b] = 2 * ep
-    queue[t, n] = b
-    return n + 1
-
-
-@wp.func
-def push_key(pr: Pruning, act_cost: wp.array2d(dtype=wp.float64), t: int, k: int, ep: int, n: int) -> int:
-    """Add the writers of write key k (once per state)."""
-    if pr.key_mark[t, k] == ep:
-        return n
-    pr.key_mark[t, k] = ep
-    m = n
-    tb = pr.tables
-    for i in range(tb.writer_start[k], tb.writer_start[k + 1]):
-        m = push_action(pr.act_mark, pr.queue, act_cost, t, tb.writer_action[i], ep, m)
-    return m
-
-
-@wp.func
-def holds(
-    node_state: wp.array2d(dtype=wp.uint64), r: int, word: wp.array(dtype=wp.int32), shift: wp.array(dtype=wp.int32),
-    mask: wp.array(dtype=wp.uint64), op: wp.array(dtype=wp.int32), k: wp.array(dtype=wp.uint64), c: int,
-) -> bool:
-    return condition_holds(field_value(node_state[r, word[c]], shift[c], mask[c]), op[c], k[c])
-
-
-@wp.func
 def stubborn_set(
     pr: Pruning, node_state: wp.array2d(dtype=wp.uint64), r: int, t: int, act_cost: wp.array2d(dtype=wp.float64),
     n_actions: int, n_conditions: int, cond_word: wp.array(dtype=wp.int32), cond_shift: wp.array(dtype=wp.int32),
@@ -122,69 +86,119 @@ def stubborn_set(
     """Mark the strong stubborn set of the (non-goal) state in node row r for scratch row t; returns its epoch.
 
     The condition arrays are `goap.planners.base.ConditionTables`' (``pre_start`` / ``pre_cond``: its
-    ``action_start`` / ``action_cond``); ``atoms`` and the goal achievers are the goal table's.
+    ``action_start`` / ``action_cond``); ``atoms`` and the goal achievers are the goal table's. An action enters
+    the set (``push``) when it is usable and not in it yet; a key's writers, a condition's consumers and a fact's
+    readers are pushed once per state. The pushes are written out rather than called: Warp passes arrays by value,
+    and a call per candidate action costs more than the set.
     """
     tb = pr.tables
+    act_mark = pr.act_mark
+    queue = pr.queue
+    key_mark = pr.key_mark
+    cond_mark = pr.cond_mark
+    fact_mark = pr.fact_mark
+    ws = tb.writer_start
+    wa = tb.writer_action
+    inf = wp.float64(1.0e300)
     ep = pr.epoch[t] + 1
     if ep >= EPOCH_LIMIT:  # restart the row's epochs: every mark back below the first
         for a in range(n_actions):
-            pr.act_mark[t, a] = 0
+            act_mark[t, a] = 0
         for k in range(tb.n_keys):
-            pr.key_mark[t, k] = 0
+            key_mark[t, k] = 0
         for c in range(n_conditions):
-            pr.cond_mark[t, c] = 0
+            cond_mark[t, c] = 0
         for f in range(tb.n_facts):
-            pr.fact_mark[t, f] = 0
+            fact_mark[t, f] = 0
         ep = 1
     pr.epoch[t] = ep
+    mark = 2 * ep  # in the set; mark + 1: in the set and applicable
     n = int(0)
     for j in range(atoms.start[g], atoms.start[g + 1]):  # the first goal condition false here: its achievers
         v = field_value(node_state[r, atoms.word[j]], atoms.shift[j], atoms.mask[j])
         if not condition_holds(v, atoms.op[j], atoms.k[j]):
             for i in range(goal_achievers[j], goal_achievers[j + 1]):
-                n = push_action(pr.act_mark, pr.queue, act_cost, t, goal_achiever_action[i], ep, n)
+                b = goal_achiever_action[i]
+                if act_mark[t, b] < mark and act_cost[t, b] <= inf:  # push b
+                    act_mark[t, b] = mark
+                    queue[t, n] = b
+                    n += 1
             break
     head = int(0)
     for _step in range(n_actions):  # each action enters the queue once
         if head >= n:
             break
-        a = pr.queue[t, head]
+        a = queue[t, head]
         head += 1
         unmet = int(-1)
         for p in range(pre_start[a], pre_start[a + 1]):
             c = pre_cond[p]
-            if not holds(node_state, r, cond_word, cond_shift, cond_mask, cond_op, cond_k, c):
+            v = field_value(node_state[r, cond_word[c]], cond_shift[c], cond_mask[c])
+            if not condition_holds(v, cond_op[c], cond_k[c]):
                 unmet = c
                 break
         if unmet >= 0:  # not applicable: a necessary enabling set, the achievers of its first false precondition
             for i in range(achiever_start[unmet], achiever_start[unmet + 1]):
-                n = push_action(pr.act_mark, pr.queue, act_cost, t, achiever_action[i], ep, n)
+                b = achiever_action[i]
+                if act_mark[t, b] < mark and act_cost[t, b] <= inf:
+                    act_mark[t, b] = mark
+                    queue[t, n] = b
+                    n += 1
             continue
-        pr.act_mark[t, a] = 2 * ep + 1
+        act_mark[t, a] = mark + 1
         for w in range(tb.write_start[a], tb.write_start[a + 1]):
             k = tb.write_key[w]
             f = tb.key_fact[k]
             for k2 in range(tb.key_start[f], tb.key_start[f + 1]):  # conflicting writers
-                if k2 != k or tb.key_simple[k] == 0:
-                    n = push_key(pr, act_cost, t, k2, ep, n)
+                if (k2 != k or tb.key_simple[k] == 0) and key_mark[t, k2] != ep:
+                    key_mark[t, k2] = ep
+                    for i in range(ws[k2], ws[k2 + 1]):
+                        b = wa[i]
+                        if act_mark[t, b] < mark and act_cost[t, b] <= inf:
+                            act_mark[t, b] = mark
+                            queue[t, n] = b
+                            n += 1
             for i in range(tb.falsifies_start[k], tb.falsifies_start[k + 1]):  # actions a can disable
                 c = tb.falsifies_cond[i]
-                if pr.cond_mark[t, c] != ep:
-                    pr.cond_mark[t, c] = ep
+                if cond_mark[t, c] != ep:
+                    cond_mark[t, c] = ep
                     for q in range(pre_of_start[c], pre_of_start[c + 1]):
-                        n = push_action(pr.act_mark, pr.queue, act_cost, t, pre_of_action[q], ep, n)
-            if pr.fact_mark[t, f] != ep:  # actions whose conditional effects or costs read what a writes
-                pr.fact_mark[t, f] = ep
+                        b = pre_of_action[q]
+                        if act_mark[t, b] < mark and act_cost[t, b] <= inf:
+                            act_mark[t, b] = mark
+                            queue[t, n] = b
+                            n += 1
+            if fact_mark[t, f] != ep:  # actions whose conditional effects or costs read what a writes
+                fact_mark[t, f] = ep
                 for i in range(tb.reader_start[f], tb.reader_start[f + 1]):
-                    n = push_action(pr.act_mark, pr.queue, act_cost, t, tb.reader_action[i], ep, n)
+                    b = tb.reader_action[i]
+                    if act_mark[t, b] < mark and act_cost[t, b] <= inf:
+                        act_mark[t, b] = mark
+                        queue[t, n] = b
+                        n += 1
         for p in range(pre_start[a], pre_start[a + 1]):  # actions that can disable a
             c = pre_cond[p]
             for i in range(tb.falsified_start[c], tb.falsified_start[c + 1]):
-                n = push_key(pr, act_cost, t, tb.falsified_key[i], ep, n)
+                k2 = tb.falsified_key[i]
+                if key_mark[t, k2] != ep:
+                    key_mark[t, k2] = ep
+                    for q in range(ws[k2], ws[k2 + 1]):
+                        b = wa[q]
+                        if act_mark[t, b] < mark and act_cost[t, b] <= inf:
+                            act_mark[t, b] = mark
+                            queue[t, n] = b
+                            n += 1
         for i in range(tb.read_start[a], tb.read_start[a + 1]):  # writers of what a's effects or cost read
             f = tb.read_fact[i]
             for k2 in range(tb.key_start[f], tb.key_start[f + 1]):
-                n = push_key(pr, act_cost, t, k2, ep, n)
+                if key_mark[t, k2] != ep:
+                    key_mark[t, k2] = ep
+                    for q in range(ws[k2], ws[k2 + 1]):
+                        b = wa[q]
+                        if act_mark[t, b] < mark and act_cost[t, b] <= inf:
+                            act_mark[t, b] = mark
+                            queue[t, n] = b
+                            n += 1
     return ep
 
 
@@ -208,7 +222,9 @@ def applicable_count(
             continue
         ok = bool(True)
         for p in range(pre_start[a], pre_start[a + 1]):
-            if not holds(node_state, r, cond_word, cond_shift, cond_mask, cond_op, cond_k, pre_cond[p]):
+            c = pre_cond[p]
+            if not condition_holds(field_value(node_state[r, cond_word[c]], cond_shift[c], cond_mask[c]), cond_op[c],
+                                   cond_k[c]):
                 ok = False
                 break
         if ok:
