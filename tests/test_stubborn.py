@@ -308,3 +308,12 @@ def test_bench_names_one_planner_twice_with_options_of_its_own(tmp_path):
     assert rows["warp"]["cost"] == rows["warp[pruning=stubborn]"]["cost"] == 17
     assert rows["warp[pruning=stubborn]"]["expanded"] < rows["warp"]["expanded"]  # satellite commutes: 27 < 96
     assert data["meta"]["planner_settings"]["warp[pruning=stubborn]"]["pruning"] == "stubborn"
+
+
+@pytest.mark.parametrize("domain", domains(), ids=lambda d: d.name)
+def test_the_size_check_bounds_the_tables_built(domain):
+    """The count made before building is an upper bound: a limit below the tables' real size refuses them."""
+    conds = distinct_preconditions(domain)
+    built = stubborn_tables(domain, conds)
+    assert built.entries > 0 and not built.refused
+    assert stubborn_tables(domain, conds, limit=built.entries - 1).refused

@@ -46,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p = parser
     p.add_argument("--suite", default="pddl", help="pddl, random or world:NAME (world:village, world:soldier)")
     p.add_argument("--planners", default="reference,warp",
-                   help="comma-separated: goap planners (goap planners), fd-lmcut, pyperplan-lmcut, --external names")
+                   help="comma-separated: goap planners (goap planners), fd-lmcut, pyperplan-lmcut, --external names; "
+                        "a goap planner again with options of its own: warp,warp[pruning=stubborn]")
     p.add_argument("--planner-option", action="append", default=[], metavar="[PLANNER:]KEY=VALUE",
                    help="passed to make_planner (repeatable; VALUE is JSON or a string; PLANNER: limits it to one); "
                         "an option that changes the algorithm (weight, heuristic) changes the row's planner label")

@@ -3,8 +3,9 @@
 The kernel follows `goap.planners.reference.ReferencePlanner.search` step for step (same heuristics, same float64
 sums, same (f, h, node) order on the open list, same pool checks, the same stubborn sets with ``pruning``: each
 expanded state's set computed by `goap.kernels.stubborn.stubborn_set`, only its applicable actions expanded), so
-both planners expand the same nodes and return the same statuses, costs and plans. The ``pdb`` heuristic reads the pattern databases of the goal table
-(``pt``, built once by `goap.kernels.pdb`), scaled by a factor the per-search loop over actions computes. The
+both planners expand the same nodes and return the same statuses, costs and plans. The ``pdb`` heuristic reads
+the pattern databases of the goal table (``pt``, built once by `goap.kernels.pdb`), scaled by a factor the
+per-search loop over actions computes. The
 rules (goal test, precondition test, effects) are the ones of `goap.kernels.semantics`, applied to node rows:
 thread t's node n is row ``t * (pool + 1) + n`` of ``node_state``.
 

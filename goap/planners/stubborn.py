@@ -228,8 +228,10 @@ def stubborn_tables(domain: Domain, conditions: list[Condition], limit: int | No
     for c, cond in enumerate(conditions):
         conds_of_fact[fact_id[cond.fact]].append(c)
     n_keys = sum(len(k) for k in per_fact)
-    pairs = sum(len(k) * len(conds_of_fact[f]) for f, k in enumerate(per_fact))
-    estimate = 3 * A + 2 * F + 4 * n_keys + sum(len(k) for k in keys_of) * 2 + 2 * pairs
+    pairs = sum(len(k) * len(conds_of_fact[f]) for f, k in enumerate(per_fact))  # at least the falsify lists
+    reads = [other_reads(domain, a) for a in domain.actions]
+    estimate = (2 * (A + 1) + 2 * (F + 1) + 4 * n_keys + 2 + len(conditions) + 1 + 2 * sum(len(k) for k in keys_of)
+                + 2 * pairs + 2 * sum(len(r) for r in reads))
     if estimate > limit:
         empty = np.zeros(0, dtype=np.int32)
         return StubbornTables(
@@ -259,7 +261,7 @@ def stubborn_tables(domain: Domain, conditions: list[Condition], limit: int | No
                 falsified[c].append(k)
         key_start.append(len(key_fact))
     write_rows = [sorted(key_id[(fact_id[f], key)] for f, key in keys.items()) for keys in keys_of]
-    read_rows = [sorted(fact_id[f] for f in other_reads(domain, a)) for a in domain.actions]
+    read_rows = [sorted(fact_id[f] for f in r) for r in reads]
     readers: list[list[int]] = [[] for _ in range(F)]
     for a, row in enumerate(read_rows):
         for f in row:
