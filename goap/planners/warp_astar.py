@@ -739,7 +739,7 @@ class WarpAStarPlanner:
         st = self._stubborn
         if st is None:
             return 0
-        return 4 * (2 * self.tables.n_actions + st.n_keys + self._conds.n_conditions + st.n_facts + 1)
+        return 4 * (2 * self.tables.n_actions + 2 * st.n_keys + 3 * self._conds.n_conditions + 4 * st.n_facts + 1)
 
     def _pruning_struct(self, rows: int) -> Any:
         """The pruning of a scratch set of ``rows`` rows: the tables and zeroed marks (``rows`` 0: pruning off, one
@@ -761,9 +761,10 @@ class WarpAStarPlanner:
         pr.tables = self._pruning_tables if on else to_device(
             stubborn_tables(self.domain, [], limit=-1), ks.StubbornTables, dev)
         n = max(1, rows)
-        sizes = (self.tables.n_actions, self.tables.n_actions, st.n_keys if on else 1, self._conds.n_conditions,
-                 st.n_facts if on else 1)
-        for name, size in zip(("act_mark", "queue", "key_mark", "cond_mark", "fact_mark"), sizes, strict=True):
+        A, K, C, F = self.tables.n_actions, st.n_keys if on else 1, self._conds.n_conditions, st.n_facts if on else 1
+        sizes = {"act_mark": A, "queue": A, "key_mark": K, "key_walk": K, "cond_mark": C, "cond_walk": C,
+                 "cond_ach": C, "fact_mark": F, "fact_all": F, "fact_but": F, "fact_but_key": F}
+        for name, size in sizes.items():
             setattr(pr, name, wp.zeros((n, max(1, size) if on else 1), dtype=wp.int32, device=dev))
         pr.epoch = wp.zeros(n, dtype=wp.int32, device=dev)
         return pr
