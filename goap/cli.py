@@ -95,6 +95,8 @@ def _solve_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
                    help="seconds per problem; past it a problem's status is timeout (as in goap bench); for a PDDL "
                         "pair the limit holds for parsing, grounding, encoding and search, and the row names the phase")
+    s.add_argument("--pruning", default=None, choices=("none", "stubborn"),
+                   help="partial-order reduction: none, or strong stubborn sets (optimal costs kept); default: none")
     s.add_argument("--translate", default=None, choices=("fdr", "strips"),
                    help="PDDL: the task's form, fdr (finite-domain variables from mutex groups, pruned; the default) "
                         "or strips (one bool fact per atom)")
@@ -402,6 +404,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     tables = encode(domain)
     problems = load_problems(args.problems, tables)
     options: dict[str, Any] = {"max_nodes": args.max_nodes, "max_plan_length": args.max_plan_length}
+    if args.pruning is not None:
+        options["pruning"] = args.pruning
     if args.planner != "reference":
         options["device"] = args.device
     planner = make_planner(args.planner, tables, **options)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -45,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p = parser
     p.add_argument("--suite", default="pddl", help="pddl, random or world:NAME (world:village, world:soldier)")
     p.add_argument("--planners", default="reference,warp",
-                   help="comma-separated: goap planners (goap planners), fd-lmcut, pyperplan-lmcut, --external names")
+                   help="comma-separated: goap planners (goap planners), fd-lmcut, pyperplan-lmcut, --external names; "
+                        "a goap planner again with options of its own: warp,warp[pruning=stubborn]")
     p.add_argument("--planner-option", action="append", default=[], metavar="[PLANNER:]KEY=VALUE",
                    help="passed to make_planner (repeatable; VALUE is JSON or a string; PLANNER: limits it to one); "
                         "an option that changes the algorithm (weight, heuristic) changes the row's planner label")
@@ -128,11 +130,12 @@ def planner_configs(names_text: str, option_items: Sequence[str], externals: Seq
     from goap.bench.external import builtin, known_planners, parse_external
     from goap.planners.base import PLANNERS
 
-    names = [n.strip() for n in str(names_text).split(",") if n.strip()]
-    if not names:
+    entries = planner_entries(names_text)
+    if not entries:
         raise ValueError("--planners: name at least one planner")
-    if len(set(names)) != len(names):
+    if len({text for text, _, _ in entries}) != len(entries):
         raise ValueError("--planners: a planner is named twice")
+    names = list(dict.fromkeys(n for _, n, _ in entries))
     user = {}
     for spec in externals or ():
         ext = parse_external(spec)
@@ -141,12 +144,12 @@ def planner_configs(names_text: str, option_items: Sequence[str], externals: Seq
         user[ext.name] = ext
     options = planner_options(option_items, names)
     configs = []
-    for n in names:
+    for _, n, inline in entries:
         if n in PLANNERS:
-            check_options(options[n])
-            configs.append(PlannerConfig(n, options[n]))
+            check_options({**options[n], **inline})
+            configs.append(PlannerConfig(n, {**options[n], **inline}))
         elif n in user or n in known_planners():
-            if options[n]:
+            if options[n] or inline:
                 raise ValueError(f"--planner-option: planner '{n}' is external and takes no options")
             configs.append(PlannerConfig(n, {}, external=user.get(n) or builtin(n)))
         else:
@@ -175,6 +178,29 @@ def with_translations(configs: list[PlannerConfig], forms_text: str, is_pddl: bo
     out = []
     for c in configs:
         out += [c] if c.external is not None else [replace(c, translate=f) for f in forms]
+    return out
+
+
+def planner_entries(text: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """``--planners`` entries as (text, name, options): ``warp,warp[pruning=stubborn],fd-lmcut`` names one planner
+    twice, the second with options of its own (KEY=VALUE, comma-separated, as in its row's label)."""
+    out = []
+    for m in re.finditer(r"\s*([^,\[\]]+?)\s*(?:\[([^\]]*)\])?\s*(?:,|$)", str(text)):
+        name, inner = m.group(1), m.group(2)
+        if not name:
+            continue
+        options: dict[str, Any] = {}
+        for item in (inner or "").split(","):
+            if not item.strip():
+                continue
+            key, sep, raw = item.partition("=")
+            if not sep or not key.strip():
+                raise ValueError(f"--planners: expected {name}[KEY=VALUE,...], got {m.group(0).strip(' ,')!r}")
+            try:
+                options[key.strip()] = json.loads(raw)
+            except ValueError:
+                options[key.strip()] = raw.strip()
+        out.append((m.group(0).strip(" ,"), name, options))
     return out
 
 

@@ -377,13 +377,16 @@ def _row(suite: str, group: str, problem: str, config: PlannerConfig, **values: 
 def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, settings: Settings
                   ) -> list[dict[str, Any]]:
     from goap.planners import make_planner
-    from goap.planners.base import PDDL_HEURISTIC, Status
+    from goap.planners.base import PDDL_HEURISTIC, PDDL_PRUNING, Status
 
     n = len(batch)
     serial = config.name == "reference"
     kwargs = dict(config.options, max_nodes=settings.max_nodes, max_plan_length=settings.max_plan_length)
     if batch.suite == "pddl" and "heuristic" not in kwargs and _accepts(config.name, "heuristic"):
         kwargs["heuristic"] = PDDL_HEURISTIC  # goap.planners.base: the PDDL commands' default
+    if batch.suite == "pddl" and "pruning" not in kwargs and PDDL_PRUNING != "none" and _accepts(config.name,
+                                                                                                 "pruning"):
+        kwargs["pruning"] = PDDL_PRUNING
     if not serial:
         kwargs["device"] = settings.device
         if (n < 16 or settings.solo) and "chunk_size" not in kwargs and _accepts(config.name, "chunk_size"):
@@ -497,7 +500,7 @@ def _replay_goap(batch: ProblemBatch, i: int, plan: list[int]) -> tuple[bool, st
 
 
 #: Planner attributes that say what it computed and within which limits (`planner_settings`).
-SETTING_ATTRIBUTES = ("heuristic", "pdb_states", "weight", "greedy", "max_nodes", "max_plan_length", "pools",
+SETTING_ATTRIBUTES = ("heuristic", "pruning", "pdb_states", "weight", "greedy", "max_nodes", "max_plan_length", "pools",
                       "max_escalated_nodes", "threads", "chunk_size", "max_scratch_bytes", "device")
 
 

@@ -1,9 +1,11 @@
 """Batched A*: one search per thread, the agents of a wave in one launch.
 
 The kernel follows `goap.planners.reference.ReferencePlanner.search` step for step (same heuristics, same float64
-sums, same (f, h, node) order on the open list, same pool checks), so both planners expand the same nodes and
-return the same statuses, costs and plans. The ``pdb`` heuristic reads the pattern databases of the goal table
-(``pt``, built once by `goap.kernels.pdb`), scaled by a factor the per-search loop over actions computes. The
+sums, same (f, h, node) order on the open list, same pool checks, the same stubborn sets with ``pruning``: each
+expanded state's set computed by `goap.kernels.stubborn.stubborn_set`, only its applicable actions expanded), so
+both planners expand the same nodes and return the same statuses, costs and plans. The ``pdb`` heuristic reads
+the pattern databases of the goal table (``pt``, built once by `goap.kernels.pdb`), scaled by a factor the
+per-search loop over actions computes. The
 rules (goal test, precondition test, effects) are the ones of `goap.kernels.semantics`, applied to node rows:
 thread t's node n is row ``t * (pool + 1) + n`` of ``node_state``.
 
@@ -72,6 +74,7 @@ from goap.kernels.semantics import (
     goal_satisfied,
     term_cost,
 )
+from goap.kernels.stubborn import Pruning, applicable_count, pruning_off, stubborn_set
 from goap.planners.base import RELAXED_CHECK_AFTER
 
 HEUR_HMAX = wp.constant(0)
@@ -201,7 +204,8 @@ class Carry:
     parent: wp.array2d(dtype=wp.int32)
     pos: wp.array2d(dtype=wp.int32)
     heap: wp.array2d(dtype=wp.int32)
-    head: wp.array2d(dtype=wp.int32)  # [slots, 6]: count, heap size, expanded, pops, node being expanded, action
+    head: wp.array2d(dtype=wp.int32)  # [slots, 8]: count, heap size, expanded, pops, node being expanded, action,
+    # and the pruning's counts (applicable actions, kept ones: goap.planners.stubborn)
     slot_of: wp.array(dtype=wp.int32)
     taken: wp.array(dtype=wp.int32)  # [levels * lanes]
     level: int
@@ -1231,13 +1235,15 @@ def max_lmcut_pdb(
 
 
 @functools.cache
-def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Kernel:
-    """The A* kernel specialised for states of ``n_words`` words, with or without cost terms (``terms``) and agent
-    types (``typed``); one module per combination, built once. Without them the term loops and type lookups are
-    not compiled at all (``wp.static``): a domain that has neither runs the kernel it ran before they existed."""
+def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning: bool = False) -> wp.Kernel:
+    """The A* kernel specialised for states of ``n_words`` words, with or without cost terms (``terms``), agent
+    types (``typed``) and stubborn-set pruning (``pruning``, `goap.kernels.stubborn`); one module per combination,
+    built once. Without them the term loops, type lookups and pruning are not compiled at all (``wp.static``): a
+    domain that has none runs the kernel it ran before they existed."""
     W = wp.constant(n_words)
     TERMS = bool(terms)
     TYPED = bool(typed)
+    PRUNE = bool(pruning)
 
     @wp.func
     def state_hash(node_state: wp.array2d(dtype=wp.uint64), r: int) -> wp.uint64:
@@ -1276,7 +1282,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
     def plan_astar(
         q: Query, first: int, per_thread: int, scratch_first: int, row_step: int, dt: DomainTables, gt: GoalTables,
         ct: ConditionTables, rel: Relevance, s: Search, sc: Scratch, out: Results, pending: wp.array(dtype=wp.int32),
-        keep: Carry, resume: Carry, lane: int, pt: PatternLookup,
+        keep: Carry, resume: Carry, lane: int, pt: PatternLookup, pr: Pruning,
     ):
         tid = wp.tid()
         # Queries first + tid * per_thread + k, k < per_thread: on the CPU one thread takes a whole span of queries
@@ -1400,6 +1406,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
             pops = int(0)
             part_node = int(-1)  # a node whose expansion stopped at action part_action when the pool filled up
             part_action = int(0)
+            prune_before = int(0)  # pruning: applicable actions and kept ones over the first check_after expansions
+            prune_after = int(0)
             if cont >= 0:
                 # The search this row began in the previous level's pool, continued where it stopped: its nodes,
                 # open list and counters as they were, the hash table rebuilt. Up to here it is the search a fresh
@@ -1410,6 +1418,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                 pops = resume.head[cont, 3]
                 part_node = resume.head[cont, 4]
                 part_action = resume.head[cont, 5]
+                prune_before = resume.head[cont, 6]
+                prune_after = resume.head[cont, 7]
                 for n in range(count):
                     for w in range(W):
                         sc.node_state[base + n, w] = resume.state[cont * resume.pool + n, w]
@@ -1446,6 +1456,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
             for _pop in range(steps):
                 node = int(-1)
                 first_action = int(0)
+                fresh = int(0)  # 1: a node popped now (0: an expansion cut short by the previous pool, taken up)
                 if part_node >= 0:
                     node = part_node
                     first_action = part_action
@@ -1461,6 +1472,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                         goal_node = node
                         break
                     expanded += 1
+                    fresh = 1
                     if expanded == RELAXED_AFTER and s.level == 0 and (cheap or s.heuristic == HEUR_PDB):
                         # (see goap.planners.base.RELAXED_CHECK_AFTER)
                         if not relaxed_reachable(sc, t, base, row, q, dt, gt, g):
@@ -1468,10 +1480,31 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                             break
                 g_node = sc.node_g[t, node]
                 r_node = base + node
+                prune = int(0)
+                epoch = int(0)
+                if wp.static(PRUNE):  # strong stubborn sets (goap.kernels.stubborn), as the reference's
+                    if pr.on != 0:
+                        if not pruning_off(prune_before, prune_after, expanded, pr.min_ratio, pr.check_after):
+                            prune = 1
+                            epoch = stubborn_set(
+                                pr, sc.node_state, r_node, t, sc.act_cost, dt.n_actions, ct.n_conditions, ct.word,
+                                ct.shift, ct.mask, ct.op, ct.k, ct.action_start, ct.action_cond, ct.achiever_start,
+                                ct.achiever_action, ct.pre_of_start, ct.pre_of_action, gt.atoms, gt.achievers,
+                                gt.achiever_action, g)
+                            if fresh != 0 and expanded <= pr.check_after:
+                                counted = applicable_count(
+                                    pr, sc.node_state, r_node, t, sc.act_cost, dt.n_actions, ct.word, ct.shift,
+                                    ct.mask, ct.op, ct.k, ct.action_start, ct.action_cond, epoch)
+                                prune_before += counted[0]
+                                prune_after += counted[1]
                 for a in range(first_action, dt.n_actions):
                     c = sc.act_cost[t, a]
                     if is_inf(c):
                         continue
+                    if wp.static(PRUNE):
+                        if prune != 0:
+                            if pr.act_mark[t, a] != 2 * epoch + 1:
+                                continue
                     # The precondition test and the effects of `goap.kernels.semantics` (action_applicable,
                     # apply_action), written out here: this is the hottest loop, and a call passes its tables by
                     # value (a few hundred bytes of array descriptors copied per action where not inlined).
@@ -1618,6 +1651,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.K
                             keep.head[k, 3] = pops
                             keep.head[k, 4] = part_node
                             keep.head[k, 5] = part_action
+                            keep.head[k, 6] = prune_before
+                            keep.head[k, 7] = prune_after
                             for n in range(count):
                                 for w in range(W):
                                     keep.state[k * keep.pool + n, w] = sc.node_state[base + n, w]

@@ -122,7 +122,7 @@ def solve(args: argparse.Namespace) -> int:
 
     from goap.pddl.validate import plan_steps, step_text, validate_plan
     from goap.planners import make_planner
-    from goap.planners.base import PDDL_HEURISTIC, Status
+    from goap.planners.base import PDDL_HEURISTIC, PDDL_PRUNING, Status
     from goap.problems import TIMEOUT, TimeUp, deadline
 
     if getattr(args, "problems", None):
@@ -132,7 +132,7 @@ def solve(args: argparse.Namespace) -> int:
     if plan_file:
         check_writable(plan_file)
     options: dict[str, Any] = {"max_nodes": args.max_nodes, "max_plan_length": args.max_plan_length,
-                               "heuristic": PDDL_HEURISTIC}
+                               "heuristic": PDDL_HEURISTIC, "pruning": getattr(args, "pruning", None) or PDDL_PRUNING}
     if args.planner != "reference":
         options["device"] = args.device
         options["chunk_size"] = 1

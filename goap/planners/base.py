@@ -202,6 +202,8 @@ DEFAULT_HEURISTIC = "hmax_depth2"
 #: The default of the PDDL commands (`goap solve` on a PDDL pair, `goap bench --suite pddl`): on the IPC tasks
 #: LM-cut expands far fewer nodes than the h_max family (depot/task03: 13,769 against 944,028 with hmax).
 PDDL_HEURISTIC = "lmcut"
+#: The PDDL commands' pruning (`goap.planners.stubborn`; every planner's own default is "none").
+PDDL_PRUNING = "none"
 #: Old heuristic names and their names now. Those in `DEPRECATED_HEURISTICS` are still accepted, with a
 #: DeprecationWarning, until the next release; the others (``h2`` / ``h1``, which read as Haslum's h^m) are refused
 #: with an error naming the new name.

@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -95,6 +96,15 @@ from goap.planners.base import (
     pop_limit,
 )
 from goap.planners.pdb import DEFAULT_PDB_STATES, ReferencePatterns, check_pdb_states
+from goap.planners.stubborn import (
+    DEFAULT_MIN_PRUNING_RATIO,
+    DEFAULT_PRUNING,
+    DEFAULT_PRUNING_CHECK_AFTER,
+    check_pruning,
+    interferes,
+    pruning_off,
+    stubborn_tables,
+)
 
 
 class ReferencePlanner:
@@ -112,6 +122,10 @@ class ReferencePlanner:
         device: accepted for a common signature: this planner runs on the host.
         pdb_states: with ``heuristic="pdb"``, the abstract states per goal, all its patterns together (see
             `goap.planners.pdb`); each goal's tables are built on first use.
+        pruning: "none" (default) or "stubborn": expand only the applicable actions of each state's strong
+            stubborn set (`goap.planners.stubborn`; optimal costs kept).
+        pruning_min_ratio / pruning_check_after: a search switches pruning off when, after that many expansions,
+            it pruned less than that share of the applicable actions (Fast Downward's ``limited_pruning``).
     """
 
     name = "reference"
@@ -128,9 +142,15 @@ class ReferencePlanner:
         node_ceiling: int | None = None,
         device: str | None = None,
         pdb_states: int = DEFAULT_PDB_STATES,
+        pruning: str = DEFAULT_PRUNING,
+        pruning_min_ratio: float = DEFAULT_MIN_PRUNING_RATIO,
+        pruning_check_after: int = DEFAULT_PRUNING_CHECK_AFTER,
     ):
         heuristic = heuristic_name(heuristic)
         check_options(max_nodes, max_plan_length, weight, heuristic, growth, node_ceiling)
+        self.pruning = check_pruning(pruning, pruning_min_ratio, pruning_check_after)
+        self.pruning_min_ratio = float(pruning_min_ratio)
+        self.pruning_check_after = int(pruning_check_after)
         self.heuristic = heuristic
         self.tables = domain if isinstance(domain, DomainTables) else encode(domain)
         self.domain = self.tables.domain
@@ -168,6 +188,12 @@ class ReferencePlanner:
             for b in row:
                 self._effects[b].append(c)
         self._cond_id = ids
+        self._interferers: dict[int, list[int]] = {}
+        if self.pruning == "stubborn":
+            refused = stubborn_tables(self.domain, self._conditions).refused  # the Warp planner's cap, the same way
+            if refused:
+                warnings.warn(refused, stacklevel=2)
+                self.pruning = "none"
 
     @property
     def n_levels(self) -> int:
@@ -316,6 +342,9 @@ class ReferencePlanner:
 
         reopen = self.weight == 1.0 and not self.greedy  # A*: a closed state reached more cheaply is reopened
         pops = 0
+        prune = self.pruning == "stubborn"
+        usable_set = set(usable)
+        before = after = 0  # applicable actions and those kept, over the first pruning_check_after expansions
         while open_list:
             _, _, node = heapq.heappop(open_list)
             if closed[node]:
@@ -337,8 +366,16 @@ class ReferencePlanner:
                 if not self.relaxed_reachable(start, goal, usable):  # proved now, in every pool (as an overflow's)
                     overflow[0] = expanded
                     return Status.NO_PLAN, math.nan, [], expanded, 0, math.inf, overflow
+            kept = None
+            if prune and not pruning_off(before, after, expanded, self.pruning_min_ratio, self.pruning_check_after):
+                kept = self.stubborn_set(state, goal, usable_set)
+                if expanded <= self.pruning_check_after:
+                    before += sum(1 for a in usable if domain.is_applicable(state, domain.actions[a]))
+                    after += len(kept)
             for a in usable:
                 action = domain.actions[a]
+                if kept is not None and a not in kept:
+                    continue
                 if not domain.is_applicable(state, action):
                     continue
                 child = domain.apply(state, action)
@@ -373,6 +410,42 @@ class ReferencePlanner:
                         self.reopened += 1
                 heapq.heappush(open_list, (self.order(g, h_of[known]), h_of[known], known))
         return Status.NO_PLAN, math.nan, [], expanded, 0, next_pool, overflow
+
+    def stubborn_set(self, state: State, goal: Goal, usable: set[int]) -> set[int]:
+        """The applicable actions of the strong stubborn set of ``state`` (not a goal) over the ``usable`` actions:
+        the least set holding the achievers of the goal's first false condition, every action interfering with an
+        applicable member (`goap.planners.stubborn.interferes`) and the achievers of an inapplicable member's
+        first false precondition (see `goap.planners.stubborn`)."""
+        domain = self.domain
+
+        def holds(c: Condition) -> bool:
+            return c.holds(state[domain.fact_index(c.fact)])
+
+        members: set[int] = set()
+        queue: list[int] = []
+
+        def add(actions: Any) -> None:
+            for b in actions:
+                if b in usable and b not in members:
+                    members.add(b)
+                    queue.append(b)
+
+        for c in goal.want:
+            if not holds(c):
+                add(b for b, action in enumerate(domain.actions) if achieves(action, c))
+                break
+        kept: set[int] = set()
+        while queue:
+            a = queue.pop()
+            unmet = next((c for c in domain.actions[a].pre if not holds(c)), None)
+            if unmet is not None:
+                add(self._cond_achievers[self._cond_id[unmet]])
+                continue
+            kept.add(a)
+            if a not in self._interferers:
+                self._interferers[a] = [b for b in range(len(domain.actions)) if interferes(domain, a, b)]
+            add(self._interferers[a])
+        return kept
 
     def heuristic_function(
         self, goal: Goal, costs: list[float] | None = None, enabled: list[bool] | None = None

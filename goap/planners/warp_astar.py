@@ -50,6 +50,7 @@ import itertools
 import math
 import os
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -79,6 +80,14 @@ from goap.planners.base import (
     relevance,
 )
 from goap.planners.pdb import DEFAULT_PDB_STATES, check_pdb_states, pattern_tables
+from goap.planners.stubborn import (
+    DEFAULT_MIN_PRUNING_RATIO,
+    DEFAULT_PRUNING,
+    DEFAULT_PRUNING_CHECK_AFTER,
+    check_pruning,
+    distinct_preconditions,
+    stubborn_tables,
+)
 
 __all__ = [
     "SCRATCH_LAYOUTS", "WarpAStarPlanner", "WarpGreedyPlanner", "WarpWeightedAStarPlanner", "scratch_bytes_per_agent",
@@ -120,6 +129,10 @@ class WarpAStarPlanner:
         scratch_layout: one of `SCRATCH_LAYOUTS` ("per_thread": the GPU's layout on the CPU).
         pdb_states: with ``heuristic="pdb"``, the abstract states per goal, all its patterns together (see
             `goap.planners.pdb`); the tables are built on the device once per goal table.
+        pruning: "none" (default) or "stubborn": strong stubborn sets (`goap.planners.stubborn`), computed per
+            expanded state in the kernel (`goap.kernels.stubborn`); optimal costs kept, the reference's nodes.
+        pruning_min_ratio / pruning_check_after: a search switches pruning off when, after that many expansions,
+            it pruned less than that share of the applicable actions (Fast Downward's ``limited_pruning``).
     """
 
     name = "warp"
@@ -141,9 +154,15 @@ class WarpAStarPlanner:
         max_escalated_nodes: int | None = None,
         scratch_layout: str = "auto",
         pdb_states: int = DEFAULT_PDB_STATES,
+        pruning: str = DEFAULT_PRUNING,
+        pruning_min_ratio: float = DEFAULT_MIN_PRUNING_RATIO,
+        pruning_check_after: int = DEFAULT_PRUNING_CHECK_AFTER,
     ):
         heuristic = heuristic_name(heuristic)
         check_options(max_nodes, max_plan_length, weight, heuristic, growth, node_ceiling)
+        self.pruning = check_pruning(pruning, pruning_min_ratio, pruning_check_after)
+        self.pruning_min_ratio = float(pruning_min_ratio)
+        self.pruning_check_after = int(pruning_check_after)
         self.pdb_states = check_pdb_states(pdb_states)
         if scratch_layout not in SCRATCH_LAYOUTS:
             raise ValueError(f"scratch_layout must be one of {', '.join(SCRATCH_LAYOUTS)}, got {scratch_layout!r}")
@@ -171,6 +190,12 @@ class WarpAStarPlanner:
         self.scratch_layout = scratch_layout
         self._wp = wp
         self._conds = condition_tables(self.tables)
+        self._stubborn = None  # the stubborn-set tables (pruning "stubborn"), on the host
+        if self.pruning == "stubborn":
+            self._stubborn = stubborn_tables(self.domain, distinct_preconditions(self.domain))
+            if self._stubborn.refused:
+                warnings.warn(self._stubborn.refused, stacklevel=2)
+                self.pruning, self._stubborn = "none", None
 
         # Levels: the first pool must fit in half the cap (for one agent), each escalated pool in the other half.
         ceiling = max(self.max_nodes, DEFAULT_NODE_CEILING) if node_ceiling is None else int(node_ceiling)
@@ -191,7 +216,8 @@ class WarpAStarPlanner:
                       if p == self.max_nodes or self.bytes_per_agent(p) <= self._room]
 
         dev = self.device
-        self.kernel = astar.astar_kernel(self.tables.n_words, bool(self.tables.has_terms), bool(self.tables.typed))
+        self.kernel = astar.astar_kernel(self.tables.n_words, bool(self.tables.has_terms), bool(self.tables.typed),
+                                         self._stubborn is not None)
         self.launcher = Launcher(dev, threads=self.threads)
         if self.threads > 1:
             cpu_pool(self.threads)  # the shared pool, grown to this planner's threads
@@ -201,6 +227,10 @@ class WarpAStarPlanner:
         self._dt = to_device(self.tables, DomainStruct, dev)
         self._ct = to_device(self._conds, astar.ConditionTables, dev)
         self._goal_structs: dict[int, tuple[GoalTables, Any]] = {}
+        # The pruning struct of each scratch set (its marks, one row per scratch row), by the set's id: (set, struct).
+        self._prunings: dict[int, tuple[Any, Any]] = {}
+        self._pruning_tables = self._no_pruning = None
+        self._no_pruning = self._pruning_struct(0)
         self._no_patterns: Any = None  # the pattern struct of every heuristic but pdb (never read)
         self._sets: list[Any] = []  # level-0 scratch sets (one per CPU worker), each of _set_rows rows
         self._set_rows = 0
@@ -257,7 +287,7 @@ class WarpAStarPlanner:
         return scratch_bytes_per_agent(
             t.n_words, self.max_nodes if pool is None else pool, t.n_actions, t.relaxed.n_pre, self.max_plan_length,
             len(self.domain.facts), self._conds.n_conditions, self.heuristic,
-        )
+        ) + self._pruning_row_bytes()
 
     @property
     def scratch_bytes(self) -> int:
@@ -265,6 +295,7 @@ class WarpAStarPlanner:
         kept for graphs captured before they were replaced)."""
         held = len(self._sets) * self._set_rows * self._row_bytes(self.max_nodes)
         held += 0 if self._arena is None else self._arena.capacity
+        held += sum(pr.act_mark.shape[0] for _, pr in self._prunings.values()) * self._pruning_row_bytes()
         return held + self._kept_bytes + self.carry_bytes
 
     @property
@@ -570,7 +601,8 @@ class WarpAStarPlanner:
             if len(self._launches) >= 256:
                 self._launches.clear()
             inputs = [qs, 0, 1, scratch_first, self._row_step, self._dt, gt, self._ct, rel, self._searches[lv], sc,
-                      results, self._pending, self._keeps[lv], self._resumes[lv], 0, pt]
+                      results, self._pending, self._keeps[lv], self._resumes[lv], 0, pt,
+                      self._prunings.get(id(sc), (None, self._no_pruning))[1]]
             entry = self._launches[key] = [None, inputs, gt, rel, results, 1, 0, 1, inputs[13], inputs[14], 0, pt]
         if entry[6] != self._calls:
             entry[6] = self._calls
@@ -604,9 +636,11 @@ class WarpAStarPlanner:
             return
         ids = {id(b) for b in buffers}
         self._launches = {key: e for key, e in self._launches.items() if id(e[1][10]) not in ids}
+        prunings = [self._prunings.pop(i) for i in ids if i in self._prunings]
         if self._pinned:
             self._kept.extend(buffers)
-            self._kept_bytes += nbytes
+            self._kept.extend(prunings)
+            self._kept_bytes += nbytes + sum(pr.act_mark.shape[0] for _, pr in prunings) * self._pruning_row_bytes()
 
     def _level0_sets(self, rows: int, count: int) -> list[Any]:
         """``count`` level-0 scratch sets of at least ``rows`` rows (grown, never shrunk)."""
@@ -642,6 +676,8 @@ class WarpAStarPlanner:
                                       device=self.device))
             offset += size
         self._views[key] = s
+        if self._stubborn is not None:
+            self._prunings[id(s)] = (s, self._pruning_struct(rows))
         return s
 
     def _ensure_arena(self, need: int, what: str) -> None:
@@ -701,12 +737,49 @@ class WarpAStarPlanner:
             arr = wp.full(shape, -1, dtype=dtype, device=dev) if name == "table" else wp.empty(
                 shape, dtype=dtype, device=dev)
             setattr(s, name, arr)
+        if self._stubborn is not None:
+            self._prunings[id(s)] = (s, self._pruning_struct(rows))
         return s
+
+    def _pruning_row_bytes(self) -> int:
+        """Bytes of stubborn-set marks one scratch row holds (`goap.kernels.stubborn`; 0 without pruning)."""
+        st = self._stubborn
+        if st is None:
+            return 0
+        return 4 * (2 * self.tables.n_actions + 2 * st.n_keys + 3 * self._conds.n_conditions + 4 * st.n_facts + 1)
+
+    def _pruning_struct(self, rows: int) -> Any:
+        """The pruning of a scratch set of ``rows`` rows: the tables and zeroed marks (``rows`` 0: pruning off, one
+        element per array, never read)."""
+        from goap.kernels import stubborn as ks
+        from goap.kernels.semantics import to_device
+
+        wp, dev = self._wp, self.device
+        pr = ks.Pruning()
+        st = self._stubborn
+        on = st is not None and rows > 0
+        pr.on = int(on)
+        pr.min_ratio = self.pruning_min_ratio
+        pr.check_after = self.pruning_check_after
+        if on and self._pruning_tables is None:
+            self._pruning_tables = to_device(st, ks.StubbornTables, dev)
+        if not on and self._no_pruning is not None:
+            return self._no_pruning
+        pr.tables = self._pruning_tables if on else to_device(
+            stubborn_tables(self.domain, [], limit=-1), ks.StubbornTables, dev)
+        n = max(1, rows)
+        A, K, C, F = self.tables.n_actions, st.n_keys if on else 1, self._conds.n_conditions, st.n_facts if on else 1
+        sizes = {"act_mark": A, "queue": A, "key_mark": K, "key_walk": K, "cond_mark": C, "cond_walk": C,
+                 "cond_ach": C, "fact_mark": F, "fact_all": F, "fact_but": F, "fact_but_key": F}
+        for name, size in sizes.items():
+            setattr(pr, name, wp.zeros((n, max(1, size) if on else 1), dtype=wp.int32, device=dev))
+        pr.epoch = wp.zeros(n, dtype=wp.int32, device=dev)
+        return pr
 
     def _carry_slot_bytes(self, lv: int) -> int:
         """Bytes one kept search of level ``lv`` takes: its pool's states, g, h, parent, position and heap."""
         pool = self.pools[lv]
-        return pool * (8 * self.tables.n_words + 8 + 8 + 4 + 4 + 4) + 6 * 4
+        return pool * (8 * self.tables.n_words + 8 + 8 + 4 + 4 + 4) + 8 * 4
 
     def _carries(self, capacity: int, rows: int, bound: int | None) -> None:
         """Carry slots for a call of ``capacity`` requested rows over ``rows`` state rows: per level below the last,
@@ -753,7 +826,7 @@ class WarpAStarPlanner:
         for name, dtype in (("g", wp.float64), ("h", wp.float64), ("parent", wp.int32), ("pos", wp.int32),
                             ("heap", wp.int32)):
             setattr(c, name, wp.empty((k, pool), dtype=dtype, device=dev))
-        c.head = wp.empty((k, 6), dtype=wp.int32, device=dev)
+        c.head = wp.empty((k, 8), dtype=wp.int32, device=dev)
         c.slot_of = slot_of if slot_of is not None else wp.full(1, -1, dtype=wp.int32, device=dev)
         c.taken = self._taken
         c.level = lv
