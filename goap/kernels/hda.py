@@ -177,68 +177,6 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
         return -1  # unreachable: the table is never more than half full
 
     @wp.func
-    def offer(
-        sc: Scratch, wk: Workers, op: Options, t: int, spare: int, g_child: wp.float64, parent: int,
-        dt: DomainTables, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance, c_min: wp.float64,
-        per_agent: int,
-    ) -> int:
-        """The state in row ``spare`` reached at ``g_child`` from ``parent``, into worker t's pool: a new state is
-        stored (its h computed here) unless it is a dead end or cannot beat the incumbent; a known one keeps the
-        lower g, reopened when closed. A goal state is an incumbent, stored but never opened. Returns 1 when the
-        pool changed."""
-        M = op.pool
-        base = t * (M + 1)
-        bound = wp.min(wk.bound[0], wk.goal_cost[t])
-        if g_child >= bound:
-            return 0
-        slot = find_slot(sc.node_state, sc.table, t, base, spare, op.hash_mask)
-        known = sc.table[t, slot]
-        one = wp.float64(1.0)
-        if known >= 0:
-            if g_child >= sc.node_g[t, known] or g_child + sc.node_h[t, known] >= bound:
-                return 0
-            sc.node_g[t, known] = g_child
-            sc.node_parent[t, known] = parent
-            if goal_satisfied(sc.node_state, base + known, gt.mask, gt.value, gt.ints, g):
-                wk.goal_cost[t] = g_child
-                wk.goal_node[t] = known
-                return 1
-            pos = sc.node_pos[t, known]
-            if pos < 0:  # closed: reopened (each stored node is in the heap at most once)
-                pos = wk.heap_size[t]
-                sc.heap[t, pos] = known
-                wk.heap_size[t] = pos + 1
-            sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, pos, one, 0)
-            return 1
-        goal = goal_satisfied(sc.node_state, spare, gt.mask, gt.value, gt.ints, g)
-        h = wp.float64(0.0)
-        if not goal:
-            h = heuristic(sc, t, spare, dt, gt, g, ct, rel, c_min, op.heuristic, per_agent)
-            if is_inf(h) or g_child + h >= bound:
-                return 0
-        n = wk.count[t]
-        if n >= M:
-            return 0  # unreachable: a round expands only with room for a whole expansion, JOIN grows for inboxes
-        for w in range(W):
-            sc.node_state[base + n, w] = sc.node_state[spare, w]
-        sc.table[t, slot] = n
-        wk.count[t] = n + 1
-        sc.node_g[t, n] = g_child
-        sc.node_h[t, n] = h
-        sc.node_parent[t, n] = parent
-        sc.node_pos[t, n] = -1
-        if goal:
-            wk.goal_cost[t] = g_child
-            wk.goal_node[t] = n
-        else:
-            hs = wk.heap_size[t]
-            sc.heap[t, hs] = n
-            sc.node_pos[t, n] = hs
-            wk.heap_size[t] = hs + 1
-            sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, hs, one, 0)
-        return 1
-
-    @wp.func
     def agent_type(q: Query, row: int) -> int:
         ty = int(0)
         if wp.static(TYPED):
@@ -305,6 +243,7 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
         for phase in range(2):
             for s in range(K):
                 wk.msg_count[(phase * K + s) * K + t] = 0
+        wk.msg_count[2 * K * K + t] = 0  # the self box
         base = t * (M + 1)
         for w in range(W):
             sc.node_state[base, w] = q.states[row, w]
@@ -339,7 +278,14 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
         q: Query, dt: DomainTables, gt: GoalTables, ct: ConditionTables, rel: Relevance, op: Options, sc: Scratch,
         wk: Workers, t: int,
     ):
-        """Worker t's round: its inboxes into its pool, then up to ``batch`` expansions (see the module docstring)."""
+        """Worker t's round: its inboxes into its pool, then up to ``batch`` expansions (see the module docstring).
+
+        Every state reaches the pool through one place, the drain of a box: at step 0 the inboxes and the self box,
+        at each later step the self box alone, which holds the successors the worker owns of the node expanded in
+        the step before. One place, written out here rather than called: a call would copy the table structs by
+        value for every successor (Warp passes structs by value), which cost a third of an expansion on cheap
+        heuristics.
+        """
         inf = wp.float64(wp.inf)
         one = wp.float64(1.0)
         K = op.workers
@@ -355,22 +301,85 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
         lay = dt.layout
         inb = wk.ctl[CTL_PHASE]
         outb = 1 - inb
+        own = 2 * K * K + t  # the self box: this worker's count slot
+        own_first = 2 * K * K * op.slots + t * A  # and its first message (A slots: one expansion's successors)
         work = int(0)
-        wk.blocked[t] = 0
-        for s in range(K):
-            box = (inb * K + s) * K + t
-            n = wk.msg_count[box]
-            for k in range(op.slots):
-                if k >= n:
-                    break
-                m = box * op.slots + k
-                for w in range(W):
-                    sc.node_state[spare, w] = wk.msg_state[m, w]
-                offer(sc, wk, op, t, spare, wk.msg_g[m], wk.msg_parent[m], dt, gt, g, ct, rel, c_min, per_agent)
-            wk.msg_count[box] = 0
-            work += n
         done = int(0)
-        for _step in range(op.batch + 1):
+        stop = int(0)
+        wk.blocked[t] = 0
+        for step in range(op.batch + 2):
+            for s in range(K + 1):
+                box = own
+                first_msg = own_first
+                if s < K:
+                    if step > 0:
+                        continue
+                    box = (inb * K + s) * K + t
+                    first_msg = box * op.slots
+                n = wk.msg_count[box]
+                for k in range(wp.max(op.slots, A)):
+                    if k >= n:
+                        break
+                    m = first_msg + k
+                    for w in range(W):
+                        sc.node_state[spare, w] = wk.msg_state[m, w]
+                    g_child = wk.msg_g[m]
+                    parent = wk.msg_parent[m]
+                    # The state in row spare reached at g_child from parent: a new state is stored (its h computed
+                    # here) unless it is a dead end or cannot beat the incumbent; a known one keeps the lower g,
+                    # reopened when closed. A goal state is an incumbent, stored but never opened.
+                    bound = wp.min(wk.bound[0], wk.goal_cost[t])
+                    if g_child >= bound:
+                        continue
+                    slot = find_slot(sc.node_state, sc.table, t, base, spare, op.hash_mask)
+                    known = sc.table[t, slot]
+                    if known >= 0:
+                        if g_child >= sc.node_g[t, known] or g_child + sc.node_h[t, known] >= bound:
+                            continue
+                        sc.node_g[t, known] = g_child
+                        sc.node_parent[t, known] = parent
+                        if goal_satisfied(sc.node_state, base + known, gt.mask, gt.value, gt.ints, g):
+                            wk.goal_cost[t] = g_child
+                            wk.goal_node[t] = known
+                            continue
+                        pos = sc.node_pos[t, known]
+                        if pos < 0:  # closed: reopened (each stored node is in the heap at most once)
+                            pos = wk.heap_size[t]
+                            sc.heap[t, pos] = known
+                            wk.heap_size[t] = pos + 1
+                        sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, pos, one, 0)
+                        continue
+                    goal = goal_satisfied(sc.node_state, spare, gt.mask, gt.value, gt.ints, g)
+                    h = wp.float64(0.0)
+                    if not goal:
+                        h = heuristic(sc, t, spare, dt, gt, g, ct, rel, c_min, op.heuristic, per_agent)
+                        if is_inf(h) or g_child + h >= bound:
+                            continue
+                    nn = wk.count[t]
+                    if nn >= M:
+                        continue  # unreachable: a worker expands only with room for all successors (JOIN grows)
+                    for w in range(W):
+                        sc.node_state[base + nn, w] = sc.node_state[spare, w]
+                    sc.table[t, slot] = nn
+                    wk.count[t] = nn + 1
+                    sc.node_g[t, nn] = g_child
+                    sc.node_h[t, nn] = h
+                    sc.node_parent[t, nn] = parent
+                    sc.node_pos[t, nn] = -1
+                    if goal:
+                        wk.goal_cost[t] = g_child
+                        wk.goal_node[t] = nn
+                    else:
+                        hs = wk.heap_size[t]
+                        sc.heap[t, hs] = nn
+                        sc.node_pos[t, nn] = hs
+                        wk.heap_size[t] = hs + 1
+                        sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, hs, one, 0)
+                wk.msg_count[box] = 0
+                if s < K:
+                    work += n
+            if stop != 0:
+                break
             if M - wk.count[t] < A:  # no room for a whole expansion's successors: JOIN grows the pools
                 wk.blocked[t] = 1
                 break
@@ -398,7 +407,6 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
             work += 1
             g_node = sc.node_g[t, node]
             r_node = base + node
-            stopped = int(0)
             for a in range(first_action, A):
                 c = sc.act_cost[t, a]
                 if is_inf(c):
@@ -440,25 +448,25 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
                         if wp.static(TYPED):
                             c = dt.type_scale[ty, a] * c
                 g_child = g_node + c
+                if g_child >= wp.min(wk.bound[0], wk.goal_cost[t]):
+                    continue
                 dest = owner_of(sc.node_state, spare, K)
-                if dest == t:
-                    offer(sc, wk, op, t, spare, g_child, node * K + t, dt, gt, g, ct, rel, c_min, per_agent)
-                elif g_child < wp.min(wk.bound[0], wk.goal_cost[t]):
+                box = own
+                slot = own_first + wk.msg_count[own]  # (at most A successors: the self box never fills)
+                if dest != t:
                     box = (outb * K + t) * K + dest
                     used = wk.msg_count[box]
                     if used >= op.slots:  # the outbox is full: this node's expansion goes on from a next round
                         wk.part_node[t] = node
                         wk.part_action[t] = a
-                        stopped = 1
+                        stop = 1
                         break
                     slot = box * op.slots + used
-                    for w in range(W):
-                        wk.msg_state[slot, w] = sc.node_state[spare, w]
-                    wk.msg_g[slot] = g_child
-                    wk.msg_parent[slot] = node * K + t
-                    wk.msg_count[box] = used + 1
-            if stopped != 0:
-                break
+                for w in range(W):
+                    wk.msg_state[slot, w] = sc.node_state[spare, w]
+                wk.msg_g[slot] = g_child
+                wk.msg_parent[slot] = node * K + t
+                wk.msg_count[box] = wk.msg_count[box] + 1
         low = inf
         if wk.heap_size[t] > 0:
             head = sc.heap[t, 0]

@@ -361,7 +361,7 @@ class HdaPlanner:
 
     def _message_bytes(self) -> int:
         K, W = self.workers, self.tables.n_words
-        return 2 * K * K * (self.message_slots * (8 * W + 12) + 4)
+        return (2 * K * K * self.message_slots + K * max(1, self.tables.n_actions)) * (8 * W + 12) + 4 * (2 * K * K + K)
 
     def _allocate(self, level: int) -> None:
         """Pools of level ``level`` for every worker; the nodes of the level before are moved into them."""
@@ -409,11 +409,12 @@ class HdaPlanner:
             setattr(wk, name, wp.zeros(K, dtype=wp.int32, device=dev))
         for name in ("goal_cost", "low_f", "c_min"):
             setattr(wk, name, wp.zeros(K, dtype=wp.float64, device=dev))
-        boxes = 2 * K * K
-        wk.msg_state = wp.empty((boxes * self.message_slots, self.tables.n_words), dtype=wp.uint64, device=dev)
-        wk.msg_g = wp.empty(boxes * self.message_slots, dtype=wp.float64, device=dev)
-        wk.msg_parent = wp.empty(boxes * self.message_slots, dtype=wp.int32, device=dev)
-        wk.msg_count = wp.zeros(boxes, dtype=wp.int32, device=dev)
+        # 2 K K boxes between workers (two phases) of message_slots each, then one self box a worker of A slots.
+        messages = 2 * K * K * self.message_slots + K * max(1, self.tables.n_actions)
+        wk.msg_state = wp.empty((messages, self.tables.n_words), dtype=wp.uint64, device=dev)
+        wk.msg_g = wp.empty(messages, dtype=wp.float64, device=dev)
+        wk.msg_parent = wp.empty(messages, dtype=wp.int32, device=dev)
+        wk.msg_count = wp.zeros(2 * K * K + K, dtype=wp.int32, device=dev)
         wk.ctl = wp.zeros(hk.CTL_SIZE, dtype=wp.int32, device=dev)
         wk.bound = wp.zeros(1, dtype=wp.float64, device=dev)
         return wk
