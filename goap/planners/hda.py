@@ -51,11 +51,13 @@ from goap.planners.base import (
     relevance,
 )
 
-__all__ = ["DEFAULT_BATCH", "HDA_HEURISTICS", "HdaPlanner", "one_task_planner"]
+__all__ = ["DEFAULT_BATCH", "GPU_WORKERS", "HDA_HEURISTICS", "HdaPlanner", "one_task_planner"]
 
 #: Expansions per worker per round: enough that a round's join (tens of microseconds on the CPU) is small against
 #: its work, few enough that a worker does not run far past the states the others would expand first.
 DEFAULT_BATCH = 32
+#: Workers by default on a GPU: each a thread of one launch expanding its own open list's best ``batch`` states.
+GPU_WORKERS = 32
 #: The heuristics the HDA* kernel computes (pattern databases are the batched planner's only).
 HDA_HEURISTICS = ("lmcut", "hmax", "hmax_depth2", "hmax_depth1")
 _RESULT_FIELDS = (("status", "int8"), ("cost", "float64"), ("length", "int32"), ("actions", "int32"),
@@ -81,8 +83,9 @@ class HdaPlanner:
 
     Args:
         domain: the domain (or its tables).
-        workers: workers sharing each query (default: ``threads``, else the machine's cores, 1..8). On the CPU each
-            runs on a thread of the shared pool; on a GPU they are threads of one launch (any number).
+        workers: workers sharing each query (default: ``threads``, else the machine's cores, 1..8, on the CPU, and
+            `GPU_WORKERS` on a GPU). On the CPU each runs on a thread of the shared pool; on a GPU they are threads
+            of one launch.
         threads: the same as ``workers`` (the option's name for the batched planner, so that one option sets it
             from the command line).
         max_nodes: states all workers together may store before the pools first grow.
@@ -137,7 +140,7 @@ class HdaPlanner:
             self.device = wp.get_device(device)
         except (ValueError, RuntimeError) as e:
             raise ValueError(f"unknown or unavailable Warp device {device!r}: {e}") from None
-        self.workers = int(k) if k is not None else cpu_workers()
+        self.workers = int(k) if k is not None else (cpu_workers() if self.device.is_cpu else GPU_WORKERS)
         self.threads = self.workers
         self.heuristic = heuristic
         self.tables = domain if isinstance(domain, DomainTables) else encode(domain)
