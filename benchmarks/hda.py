@@ -8,7 +8,11 @@ to 256 steps), in interleaved rounds so that a drifting load on a shared machine
 
 Per case the median seconds of ``--repeats`` searches (each planner made and its kernels loaded once, its scratch
 allocated by a first search that ends at once, on a state where the goal holds: none of that is timed), the
-expansions (summed over the workers), the rounds, and the speedup: A*'s median over the case's. Every cost is
+expansions (summed over the workers), the rounds, the process's CPU seconds (all threads: how much work the
+workers did in all, which a loaded machine changes less than the wall time), the speedup (A*'s median wall time over
+the case's) and the critical-path speedup (``cpu_speedup``: A*'s CPU seconds over HDA*'s critical path, per round the
+slowest worker's thread CPU time plus the calling thread's work between rounds, `HdaPlanner.critical_cpu_seconds`:
+the speedup on K idle cores, which other work on a shared machine does not change). Every cost is
 checked equal to A*'s (the run stops otherwise). The load average before and after is in the JSON (``uptime``): on a
 machine shared with other work, speedups are only comparable within one run.
 
@@ -118,14 +122,18 @@ def measure(name: str, threads: list[int], repeats: int, batch: int, device: str
         if warm is not None:
             p.plan(warm, goals)
     seconds: dict[str, list[float]] = {k: [] for k in planners}
+    cpu: dict[str, list[float]] = {k: [] for k in planners}  # this process's CPU seconds, all its threads
+    critical: dict[str, list[float]] = {k: [] for k in planners}  # CPU seconds of the critical path (A*: all)
     results: dict[str, dict] = {}
     for _ in range(repeats):
         for label, p in planners.items():
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             out = p.plan(states, goals)
             seconds[label].append(time.perf_counter() - t)
+            cpu[label].append(time.process_time() - c)
             results[label] = {"status": int(out.status[0]), "cost": float(out.cost[0]),
                               "expanded": int(out.expanded[0]), "rounds": getattr(p, "rounds", None)}
+            critical[label].append(getattr(p, "critical_cpu_seconds", cpu[label][-1]))
     base = statistics.median(seconds["astar"])
     row = {"task": name, "ground_seconds": round(ground, 3), "n_facts": task.n_facts, "n_actions": task.n_actions,
            "cases": {}}
@@ -135,7 +143,11 @@ def measure(name: str, threads: list[int], repeats: int, batch: int, device: str
         if r["cost"] != results["astar"]["cost"]:
             raise SystemExit(f"{name}: {label} cost {r['cost']} differs from A*'s {results['astar']['cost']}")
         row["cases"][label] = {**r, "seconds": [round(s, 4) for s in secs], "median_seconds": round(med, 4),
-                               "speedup": round(base / med, 3)}
+                               "speedup": round(base / med, 3), "cpu_seconds": [round(s, 4) for s in cpu[label]],
+                               "median_cpu_seconds": round(statistics.median(cpu[label]), 4),
+                               "critical_cpu_seconds": [round(s, 4) for s in critical[label]],
+                               "cpu_speedup": round(statistics.median(critical["astar"]) /
+                                                    statistics.median(critical[label]), 3)}
     return row
 
 
@@ -160,16 +172,19 @@ def main(argv: list[str] | None = None) -> int:
     for name in tasks:
         row = measure(name, threads, args.repeats, args.batch, args.device)
         rows.append(row)
-        cases = "  ".join(f"{k} {c['median_seconds']:.2f}s x{c['speedup']:.2f} ({c['expanded']:,} exp)"
+        cases = "  ".join(f"{k} {c['median_seconds']:.2f}s x{c['speedup']:.2f} (cpu {c['median_cpu_seconds']:.2f}s, "
+                          f"critical path x{c['cpu_speedup']:.2f}, {c['expanded']:,} exp)"
                           for k, c in row["cases"].items())
         print(f"{name}: cost {row['cases']['astar']['cost']:g}  {cases}", flush=True)
     meta["load_after"] = load_average()
     summary = {}
     for k in threads:
         ups = [r["cases"][f"hda-{k}"]["speedup"] for r in rows]
+        cpu_ups = [r["cases"][f"hda-{k}"]["cpu_speedup"] for r in rows]
         if ups:
             summary[f"hda-{k}"] = {"median_speedup": round(statistics.median(ups), 3), "min": min(ups),
-                                   "max": max(ups)}
+                                   "max": max(ups), "median_cpu_speedup": round(statistics.median(cpu_ups), 3),
+                                   "cpu_speedup_min": min(cpu_ups), "cpu_speedup_max": max(cpu_ups)}
     out = {"meta": meta, "tasks": rows, "summary": summary}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(out, indent=1) + "\n")

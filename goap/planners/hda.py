@@ -23,7 +23,9 @@ no call runs unbounded.
 
 from __future__ import annotations
 
+import functools
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -193,6 +195,10 @@ class HdaPlanner:
         self._dummy_ids = wp.zeros(1, dtype=wp.int32, device=dev)
         self._count = wp.zeros(1, dtype=wp.int32, device=dev)
         self.rounds = 0  # rounds of the last query (a measure of its synchronisation)
+        #: CPU seconds of the last query's critical path: per round the slowest worker's thread CPU time, plus the
+        #: calling thread's own work between rounds. What the search would take on K idle cores, whatever else the
+        #: machine runs (benchmarks/hda.py reports it beside the wall time).
+        self.critical_cpu_seconds = 0.0
 
     # --- public ---------------------------------------------------------------------------------------------
     @property
@@ -270,6 +276,8 @@ class HdaPlanner:
     def _solve(self, row: int, q: Any, gt: Any, rel: Any, results: Any) -> int:
         """Search query ``row`` over every worker; returns the pool level it ended at (``n_levels``: BUDGET)."""
         hk = self._hk
+        host_cpu = time.thread_time()
+        self._round_cpu = [0.0, 0.0]  # per round: the slowest worker's thread CPU; the calling thread's share of it
         self._set_ctl(hk.CTL_ROW, row)
         self._step(hk.START, self.workers, q, gt, rel, results)
         rounds = 0
@@ -294,20 +302,31 @@ class HdaPlanner:
                 self._set_ctl(hk.CTL_VERDICT, hk.VERDICTS["budget"])
         self.rounds = rounds
         self._step(hk.FINISH, 1, q, gt, rel, results)
+        slowest, own = self._round_cpu
+        self.critical_cpu_seconds = slowest + (time.thread_time() - host_cpu - own)
         return self.n_levels if verdict == hk.VERDICTS["budget"] else self._level
 
     def _round(self, q: Any, gt: Any, rel: Any, results: Any) -> None:
         """One round: every worker's launch, at once on the CPU pool (one launch of K threads on a GPU)."""
         hk = self._hk
         if not self.device.is_cpu or self.workers == 1:
-            self._step(hk.ROUND, self.workers, q, gt, rel, results)
+            self._step(hk.ROUND, self.workers, q, gt, rel, results)  # (its time is the calling thread's)
             return
-        cmds = []
+        cpu = [0.0] * self.workers
+
+        def job(w: int, cmd: Any) -> None:
+            t = time.thread_time()
+            cmd.launch()
+            cpu[w] = time.thread_time() - t
+
+        jobs = []
         for w in range(self.workers):
             cmd = self.launcher.recorded(self.kernel, self._inputs(hk.ROUND, w, q, gt, rel, results))
             cmd.set_dim(1)
-            cmds.append(cmd)
-        _run_all([cmd.launch for cmd in cmds])
+            jobs.append(functools.partial(job, w, cmd))
+        _run_all(jobs)
+        self._round_cpu[0] += max(cpu)
+        self._round_cpu[1] += cpu[0]  # (worker 0 ran on the calling thread)
 
     def _step(self, mode: int, dim: int, q: Any, gt: Any, rel: Any, results: Any) -> None:
         self.launcher.launch(self.kernel, dim, self._inputs(mode, 0, q, gt, rel, results))
