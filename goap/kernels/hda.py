@@ -85,11 +85,13 @@ BUDGET = wp.constant(5)  # set by the host when no larger pool is left: FINISH w
 
 #: Host-side names of the verdicts.
 VERDICTS = {"going": 0, "done": 1, "grow": 2, "satisfied": 3, "dead": 4, "budget": 5}
-#: Slots of the control array (``ctl``): the inbox phase, the query row, the verdict, the work of the last round.
+#: Slots of the control array (``ctl``): the inbox phase, the query row, the verdict, the work of the last round, the
+#: round's batch.
 CTL_PHASE = wp.constant(0)
 CTL_ROW = wp.constant(1)
 CTL_VERDICT = wp.constant(2)
 CTL_WORK = wp.constant(3)
+CTL_BATCH = wp.constant(4)  # expansions per worker this round (at most Options.batch): set by the host
 CTL_SIZE = 8
 
 
@@ -100,7 +102,7 @@ class Options:
     workers: int  # K
     pool: int  # M states per worker
     hash_mask: int  # a worker's table size - 1
-    batch: int  # expansions per worker per round
+    batch: int  # the most expansions per worker per round (ctl[CTL_BATCH] sets a round's, up to this)
     slots: int  # messages per (phase, sender, receiver) box
     max_pops: int  # pops per worker before the pool must grow (goap.planners.base.pop_limit)
     heuristic: int
@@ -307,6 +309,7 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
         done = int(0)
         stop = int(0)
         wk.blocked[t] = 0
+        batch = wp.clamp(wk.ctl[CTL_BATCH], 1, op.batch)
         for step in range(op.batch + 2):
             for s in range(K + 1):
                 box = own
@@ -391,7 +394,7 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
                 wk.part_node[t] = -1
             else:
                 hs = wk.heap_size[t]
-                if done >= op.batch or hs == 0:
+                if done >= batch or hs == 0:
                     break
                 top = sc.heap[t, 0]
                 if sc.node_g[t, top] + sc.node_h[t, top] >= wp.min(wk.bound[0], wk.goal_cost[t]):
@@ -631,5 +634,5 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
     return hda_step
 
 
-__all__ = ["BUDGET", "CTL_PHASE", "CTL_ROW", "CTL_SIZE", "CTL_VERDICT", "CTL_WORK", "FINISH", "JOIN", "MOVE",
-           "Options", "ROUND", "START", "VERDICTS", "Workers", "hda_kernel"]
+__all__ = ["BUDGET", "CTL_BATCH", "CTL_PHASE", "CTL_ROW", "CTL_SIZE", "CTL_VERDICT", "CTL_WORK", "FINISH", "JOIN",
+           "MOVE", "Options", "ROUND", "START", "VERDICTS", "Workers", "hda_kernel"]

@@ -53,11 +53,17 @@ from goap.planners.base import (
     relevance,
 )
 
-__all__ = ["DEFAULT_BATCH", "GPU_WORKERS", "HDA_HEURISTICS", "HdaPlanner", "one_task_planner"]
+__all__ = ["DEFAULT_BATCH", "FIRST_BATCH", "GPU_WORKERS", "HDA_HEURISTICS", "ROUND_SECONDS", "HdaPlanner",
+           "one_task_planner"]
 
-#: Expansions per worker per round: enough that a round's join (tens of microseconds on the CPU) is small against
-#: its work, few enough that a worker does not run far past the states the others would expand first.
-DEFAULT_BATCH = 32
+#: The most expansions per worker per round. On the CPU a round's batch adapts to about `ROUND_SECONDS` of a worker's
+#: CPU time (by the last round's cost per expansion), from `FIRST_BATCH`: enough that a round's join and thread
+#: hand-offs are small against its work, few enough that workers do not run far past the states A* would expand
+#: (each round moves a dive towards the goal by about one step across workers: on tidybot p06, 434 expansions for
+#: A*, a fixed 32 a round expanded 912). On a GPU the batch is fixed at this.
+DEFAULT_BATCH = 256
+FIRST_BATCH = 8
+ROUND_SECONDS = 0.01
 #: Workers by default on a GPU: each a thread of one launch expanding its own open list's best ``batch`` states.
 GPU_WORKERS = 32
 #: The heuristics the HDA* kernel computes (pattern databases are the batched planner's only).
@@ -97,7 +103,8 @@ class HdaPlanner:
         heuristic: one of `HDA_HEURISTICS` (admissible: optimal plans).
         growth: pool growth when a worker runs out of room (1: the first pool is the last).
         node_ceiling: the largest pool of one worker (default 2**25 states, at least the first pool).
-        batch: expansions per worker per round.
+        batch: the most expansions per worker per round (on the CPU a round's adapts to about `ROUND_SECONDS`
+            of work; on a GPU it is this).
         message_slots: successors one worker may send another in one round (default: ``batch`` times the
             domain's actions, 64..4096); a full box ends the sender's round early, never loses a state.
         chunk_size: accepted for the command line's sake (the batched planner's option), unused.
@@ -285,8 +292,13 @@ class HdaPlanner:
         if verdict == hk.VERDICTS["going"]:
             cap = 2 * self.workers * pop_limit(self.pools[-1]) + 4 * self.n_levels + 8
             verdict = hk.VERDICTS["budget"]
+            adapt = self.device.is_cpu and self.workers > 1
+            batch = min(self.batch, FIRST_BATCH) if adapt else self.batch
             for rounds in range(1, cap + 1):  # noqa: B007 - the count is kept
-                self._round(q, gt, rel, results)
+                self._set_ctl(hk.CTL_BATCH, batch)
+                slowest = self._round(q, gt, rel, results)
+                if adapt and slowest > 0:  # the next round's batch: about ROUND_SECONDS of the slowest worker's CPU
+                    batch = max(1, min(self.batch, int(batch * ROUND_SECONDS / slowest)))
                 self._step(hk.JOIN, 1, q, gt, rel, results)
                 v = self._ctl(hk.CTL_VERDICT)
                 if v == hk.VERDICTS["done"]:
@@ -306,12 +318,13 @@ class HdaPlanner:
         self.critical_cpu_seconds = slowest + (time.thread_time() - host_cpu - own)
         return self.n_levels if verdict == hk.VERDICTS["budget"] else self._level
 
-    def _round(self, q: Any, gt: Any, rel: Any, results: Any) -> None:
-        """One round: every worker's launch, at once on the CPU pool (one launch of K threads on a GPU)."""
+    def _round(self, q: Any, gt: Any, rel: Any, results: Any) -> float:
+        """One round: every worker's launch, at once on the CPU pool (one launch of K threads on a GPU); returns the
+        slowest worker's thread CPU seconds (0 for a single launch, whose time is the calling thread's)."""
         hk = self._hk
         if not self.device.is_cpu or self.workers == 1:
-            self._step(hk.ROUND, self.workers, q, gt, rel, results)  # (its time is the calling thread's)
-            return
+            self._step(hk.ROUND, self.workers, q, gt, rel, results)
+            return 0.0
         cpu = [0.0] * self.workers
 
         def job(w: int, cmd: Any) -> None:
@@ -327,6 +340,7 @@ class HdaPlanner:
         _run_all(jobs)
         self._round_cpu[0] += max(cpu)
         self._round_cpu[1] += cpu[0]  # (worker 0 ran on the calling thread)
+        return max(cpu)
 
     def _step(self, mode: int, dim: int, q: Any, gt: Any, rel: Any, results: Any) -> None:
         self.launcher.launch(self.kernel, dim, self._inputs(mode, 0, q, gt, rel, results))
