@@ -91,6 +91,9 @@ def _solve_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--device", default=None, help="Warp device for Warp planners (cpu, cuda:0); default: Warp's")
     s.add_argument("--max-nodes", type=positive_int, default=DEFAULT_MAX_NODES, help="states one search may store")
     s.add_argument("--max-plan-length", type=positive_int, default=DEFAULT_MAX_PLAN_LENGTH)
+    s.add_argument("--threads", type=positive_int, default=None, metavar="K",
+                   help="search each task over K threads (hash-distributed A*, the warp planner's; 1: the one-thread "
+                        "search)")
     s.add_argument("--stats", action="store_true", help="print planning throughput as JSON, last line on stderr")
     s.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
                    help="seconds per problem; past it a problem's status is timeout (as in goap bench); for a PDDL "
@@ -398,17 +401,24 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if pddl_commands.is_pddl(args.domain):
         args.planner = args.planner or "warp"
         return pddl_commands.solve(args)
-    args.planner = args.planner or "reference"
+    from goap.planners.hda import one_task_planner
+
+    threads = getattr(args, "threads", None)
+    args.planner = args.planner or ("warp" if threads and threads > 1 else "reference")
     _no_second_file(args)
+    name, threaded = one_task_planner(args.planner, threads)
     domain = load_domain(args.domain)
     tables = encode(domain)
     problems = load_problems(args.problems, tables)
-    options: dict[str, Any] = {"max_nodes": args.max_nodes, "max_plan_length": args.max_plan_length}
+    options: dict[str, Any] = {"max_nodes": args.max_nodes, "max_plan_length": args.max_plan_length, **threaded}
     if args.pruning is not None:
-        options["pruning"] = args.pruning
+        if name == "warp-hda" and args.pruning != "none":
+            raise ValueError("--pruning stubborn with --threads > 1: the HDA* planner prunes nothing; use one thread")
+        if name != "warp-hda":
+            options["pruning"] = args.pruning
     if args.planner != "reference":
         options["device"] = args.device
-    planner = make_planner(args.planner, tables, **options)
+    planner = make_planner(name, tables, **options)
     if hasattr(planner, "load"):
         planner.load()  # compile or load kernels before the clock starts
     t0 = time.perf_counter()

@@ -382,6 +382,12 @@ def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, setti
     n = len(batch)
     serial = config.name == "reference"
     kwargs = dict(config.options, max_nodes=settings.max_nodes, max_plan_length=settings.max_plan_length)
+    name = config.name
+    if batch.suite == "pddl" and name == "warp" and int(kwargs.get("threads") or 1) > 1:
+        from goap.planners.hda import one_task_planner
+
+        name, threaded = one_task_planner(name, kwargs.pop("threads"))  # one task over K workers: HDA*
+        kwargs.update(threaded)
     if batch.suite == "pddl" and "heuristic" not in kwargs and _accepts(config.name, "heuristic"):
         kwargs["heuristic"] = PDDL_HEURISTIC  # goap.planners.base: the PDDL commands' default
     if batch.suite == "pddl" and "pruning" not in kwargs and PDDL_PRUNING != "none" and _accepts(config.name,
@@ -394,7 +400,7 @@ def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, setti
     global _paused
     t0 = time.perf_counter()
     try:
-        planner = make_planner(config.name, batch.tables, **kwargs)  # still the task's time (encode)
+        planner = make_planner(name, batch.tables, **kwargs)  # still the task's time (encode)
     except TypeError as e:
         raise ValueError(f"planner '{config.name}' does not take these options {sorted(config.options)}: {e}") from None
     effective = planner_settings(planner)

@@ -131,8 +131,14 @@ def solve(args: argparse.Namespace) -> int:
     plan_file = getattr(args, "plan_file", None)
     if plan_file:
         check_writable(plan_file)
+    from goap.planners.hda import one_task_planner
+
     options: dict[str, Any] = {"max_nodes": args.max_nodes, "max_plan_length": args.max_plan_length,
                                "heuristic": PDDL_HEURISTIC, "pruning": getattr(args, "pruning", None) or PDDL_PRUNING}
+    planner_name, threaded = one_task_planner(args.planner, getattr(args, "threads", None))
+    options.update(threaded)  # --threads K > 1: HDA* over K workers
+    if planner_name == "warp-hda" and options.pop("pruning") != "none":
+        raise ValueError("--pruning stubborn with --threads > 1: the HDA* planner prunes nothing; use one thread")
     if args.planner != "reference":
         options["device"] = args.device
         options["chunk_size"] = 1
@@ -160,10 +166,10 @@ def solve(args: argparse.Namespace) -> int:
             with deadline(time_limit) if time_limit else contextlib.nullcontext():
                 task = _load(args)
                 try:
-                    planner = make_planner(args.planner, task.domain, **options)
+                    planner = make_planner(planner_name, task.domain, **options)
                 except TypeError:
                     options.pop("chunk_size", None)
-                    planner = make_planner(args.planner, task.domain, **options)
+                    planner = make_planner(planner_name, task.domain, **options)
         except TimeUp:
             return timeout(phases.name)
         except ValueError as e:
@@ -200,7 +206,8 @@ def solve(args: argparse.Namespace) -> int:
     if plan_file and row["plan"] is not None:
         write_output(plan_file, "".join(s + "\n" for s in row["plan"]) + f"; cost = {row['cost']:g}\n")
     if args.stats:
-        stats = {"planner": args.planner, "plans": 1, "ground_seconds": round(task.ground_seconds, 6),
+        stats = {"planner": planner_name, "threads": getattr(planner, "workers", 1), "plans": 1,
+                 "expanded": int(batch.expanded[0]), "ground_seconds": round(task.ground_seconds, 6),
                  "plan_seconds": round(seconds, 6), "n_facts": task.n_facts, "n_actions": task.n_actions}
         print(json.dumps(stats), file=sys.stderr)
     return 0 if row.get("valid", True) else 1

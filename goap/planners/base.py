@@ -373,6 +373,7 @@ PLANNERS: dict[str, str] = {
     "warp": "goap.planners.warp_astar:WarpAStarPlanner",
     "warp-wastar": "goap.planners.warp_astar:WarpWeightedAStarPlanner",
     "warp-greedy": "goap.planners.warp_astar:WarpGreedyPlanner",
+    "warp-hda": "goap.planners.hda:HdaPlanner",
 }
 
 
