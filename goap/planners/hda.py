@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from goap.domain import Domain
-from goap.encoding import DomainTables, GoalTables, encode, hash_size
+from goap.encoding import HMAX_BUCKETS, DomainTables, GoalTables, encode, hash_size
 from goap.kernels import init_warp
 from goap.launch import Launcher, cpu_pool, cpu_workers
 from goap.planners.base import (
@@ -389,6 +389,12 @@ class HdaPlanner:
             ("act_pcf", (K, A if lm else 1), wp.int32),
             ("act_mark", (K, A if lm else 1), wp.int32),
             ("cond_mark", (K, C if lm else 1), wp.int32),
+            ("cond_list", (K, C if lm else 1), wp.int32),
+            ("cond_child", (K, C if lm else 1), wp.int32),
+            ("act_next", (K, A if lm else 1), wp.int32),
+            ("act_prev", (K, A if lm else 1), wp.int32),
+            ("bucket", (K, HMAX_BUCKETS + 1 if hmax else 1), wp.int32),
+            ("cond_prev", (K, C if hmax else 1), wp.int32),
         ]
 
     def _row_bytes(self) -> int:
