@@ -314,13 +314,16 @@ def test_soldier_admissible_against_uniform_cost(worlds_dir):
 TASKS = {name: (dom, prob) for dom, prob, name in pddl_tasks(PDDL_DIR)}
 
 
-@pytest.mark.parametrize("name", ["gripper/task01", "blocks/task01", "miconic/task02"])
-def test_ipc_tasks_optimal(name):
+@pytest.mark.parametrize(("name", "heuristic"), [
+    ("gripper/task01", "pdb"), ("blocks/task01", "pdb"), ("miconic/task02", "pdb"),
+    ("gripper/task01", "max_lmcut_pdb"), ("blocks/task05", "max_lmcut_pdb"), ("logistics/task02", "max_lmcut_pdb"),
+])
+def test_ipc_tasks_optimal(name, heuristic):
     if name not in TASKS:
         pytest.skip(f"{name} is not in the task set")
     task = load_pddl(*TASKS[name])
-    ref = ReferencePlanner(task.domain, heuristic="pdb", pdb_states=1 << 10)
-    fast = WarpAStarPlanner(ref.tables, heuristic="pdb", pdb_states=1 << 10, device=DEVICE, threads=1)
+    ref = ReferencePlanner(task.domain, heuristic=heuristic, pdb_states=1 << 10)
+    fast = WarpAStarPlanner(ref.tables, heuristic=heuristic, pdb_states=1 << 10, device=DEVICE, threads=1)
     states = ref.tables.pack(task.state)[None]
     goals = np.array([task.goal])
     r, f = ref.plan(states, goals), fast.plan(states, goals)
@@ -328,6 +331,9 @@ def test_ipc_tasks_optimal(name):
     assert Status(int(f.status[0])) == Status.OK and f.cost[0] == optimal_costs(PDDL_DIR)[name]
     end = task.domain.replay(task.state, f.plan(0))
     assert task.domain.satisfies(end, task.domain.goals[task.goal].want)
+    if heuristic == "max_lmcut_pdb":  # no more expansions than LM-cut alone
+        lm = WarpAStarPlanner(ref.tables, heuristic="lmcut", device=DEVICE, threads=1).plan(states, goals)
+        assert f.expanded[0] <= lm.expanded[0]
 
 
 # --- max(lmcut, pdb) ----------------------------------------------------------------------------------------------
@@ -364,22 +370,6 @@ def test_max_lmcut_pdb_is_the_max_of_both_and_matches_the_reference_node_for_nod
         assert h == want
         checked += 0.0 < h < math.inf
     assert checked >= 10
-
-
-@pytest.mark.parametrize("name", ["gripper/task01", "blocks/task05", "logistics/task02"])
-def test_max_lmcut_pdb_ipc_tasks_optimal(name):
-    if name not in TASKS:
-        pytest.skip(f"{name} is not in the task set")
-    task = load_pddl(*TASKS[name])
-    ref = ReferencePlanner(task.domain, heuristic="max_lmcut_pdb", pdb_states=1 << 10)
-    fast = WarpAStarPlanner(ref.tables, heuristic="max_lmcut_pdb", pdb_states=1 << 10, device=DEVICE, threads=1)
-    states = ref.tables.pack(task.state)[None]
-    goals = np.array([task.goal])
-    r, f = ref.plan(states, goals), fast.plan(states, goals)
-    assert_same(r, f)
-    assert Status(int(f.status[0])) == Status.OK and f.cost[0] == optimal_costs(PDDL_DIR)[name]
-    lm = WarpAStarPlanner(ref.tables, heuristic="lmcut", device=DEVICE, threads=1).plan(states, goals)
-    assert f.expanded[0] <= lm.expanded[0]
 
 
 # --- sizes --------------------------------------------------------------------------------------------------------
