@@ -35,6 +35,7 @@ def _texts():
 def test_good_plan(tmp_path):
     res = run_external(_fake(f"copy:{_plan_file(tmp_path)}"), *_texts(), time_limit=30)
     assert res.status == "ok" and len(res.plan) == 11 and res.expanded == 7
+    assert res.expanded_before_last_f == 3  # the log's "Expanded until last jump", not its total
 
 
 def test_wall_time_limit_kills_the_process_group(tmp_path):

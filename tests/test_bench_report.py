@@ -9,7 +9,15 @@ import re
 
 import pytest
 
-from goap.bench.report import add_scores, agile_score, best_known_costs, coverage_table, quality_score, summarize
+from goap.bench.report import (
+    add_scores,
+    agile_score,
+    best_known_costs,
+    coverage_table,
+    expansion_comparison,
+    quality_score,
+    summarize,
+)
 from goap.bench.runner import PlannerConfig
 
 
@@ -153,3 +161,24 @@ def test_cpu_model_is_the_model_name():
     if names:
         assert cpu_model() == names[0]
     assert run_metadata()["host"]["processor"] == cpu_model()
+
+
+def test_expansions_against_an_external_planner():
+    def row(planner, problem, before, total, status="ok", timing="solo"):
+        r = _row(planner, problem, status=status, cost=3.0)
+        r.update(expanded_before_last_f=before, expanded=total, timing=timing)
+        return r
+
+    rows = [
+        row("fd", "p1", 10, 12, timing="process"), row("fd", "p2", 5, 9, timing="process"),
+        row("fd", "p3", 7, 7, timing="process"), row("fd", "p4", 1, 1, status="timeout", timing="process"),
+        row("warp", "p1", 10, 30),  # equal until the last layer, more in all (ties broken worse)
+        row("warp", "p2", 6, 6),  # one more until the last layer, fewer in all
+        row("warp", "p3", 3, 4),
+        row("warp", "p4", 0, 2),  # the baseline did not solve it: not compared
+        row("hda", "p1", None, 8),  # no count kept: not compared
+    ]
+    (c,) = expansion_comparison(rows)
+    assert (c["planner"], c["against"], c["tasks"]) == ("warp", "fd", 3)
+    assert c["at_most_before_last_f"] == 2 and c["at_most_expanded"] == 2
+    assert c["median_ratio_before_last_f"] == pytest.approx(1.0)  # ratios 11/11, 7/6, 4/8

@@ -78,7 +78,7 @@ def capped_optimum(domain, start, goal, base, scale, usable, limit=20_000):
 
 
 def assert_same(r, f):
-    for name in ("status", "cost", "length", "expanded", "actions", "level"):
+    for name in ("status", "cost", "length", "expanded", "actions", "level", "expanded_before_last_f"):
         np.testing.assert_array_equal(getattr(f, name), getattr(r, name), err_msg=name)
 
 

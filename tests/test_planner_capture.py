@@ -23,7 +23,7 @@ from goap.planners.reference import ReferencePlanner
 from goap.planners.warp_astar import WarpAStarPlanner, WarpGreedyPlanner, WarpWeightedAStarPlanner
 
 DEVICE = os.environ.get("GOAP_TEST_DEVICE", "cpu")
-FIELDS = ("status", "cost", "length", "actions", "expanded", "level")
+FIELDS = ("status", "cost", "length", "actions", "expanded", "level", "expanded_before_last_f")
 POOLS = {"max_nodes": 16, "growth": 4, "node_ceiling": 1024}
 N, CAPACITY = 96, 80  # agents, and the request queue's length (the count is below it)
 
@@ -82,6 +82,7 @@ class Call:
         o.actions.fill_(-1)
         o.expanded.zero_()
         o.level.zero_()
+        o.expanded_before_last_f.zero_()
 
     def plan(self, planner, bound=None, defaults=False, inner=False):
         target = planner.inner if inner else planner

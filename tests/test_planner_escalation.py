@@ -15,7 +15,7 @@ from goap.planners.warp_astar import WarpAStarPlanner
 from tests.conftest import brute_force_cost
 
 DEVICE = os.environ.get("GOAP_TEST_DEVICE", "cpu")
-FIELDS = ("status", "cost", "length", "expanded", "actions", "level")
+FIELDS = ("status", "cost", "length", "expanded", "actions", "level", "expanded_before_last_f")
 
 
 def assert_batches_equal(fast: PlanBatch, ref: PlanBatch) -> None:

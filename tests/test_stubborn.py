@@ -146,7 +146,7 @@ def test_bad_options_are_refused():
 
 # --- node for node --------------------------------------------------------------------------------------------
 def assert_same(r, f):
-    for name in ("status", "cost", "length", "expanded", "actions", "level"):
+    for name in ("status", "cost", "length", "expanded", "actions", "level", "expanded_before_last_f"):
         np.testing.assert_array_equal(getattr(f, name), getattr(r, name), err_msg=name)
 
 

@@ -323,16 +323,20 @@ def run(args: argparse.Namespace) -> int:
         "device": args.device, "interrupted": interrupted, "wall_seconds": wall, "ray": cluster,
     })
     header, coverage = report.coverage_table(summary)
+    expansions = report.expansion_comparison(rows)
     if not args.quiet or interrupted:
         report.print_summary(summary, file=sys.stdout)
         if len({r["group"] for r in rows}) > 1 or any(c.external is not None for c in configs):
             print(file=sys.stdout)
             report.print_coverage(summary, file=sys.stdout)
+        if expansions:
+            print(file=sys.stdout)
+            report.print_expansions(expansions, file=sys.stdout)
         if interrupted:
             print(f"goap: interrupted: {len(rows)} results finished", file=sys.stderr)
     if args.json:
         doc = {"meta": meta, "results": rows, "summary": summary,
-               "coverage": [dict(zip(header, r, strict=True)) for r in coverage]}
+               "coverage": [dict(zip(header, r, strict=True)) for r in coverage], "expansions": expansions}
         files.write_output(args.json, json.dumps(doc, indent=1) + "\n")
     if args.csv:
         files.write_output(args.csv, report.rows_to_csv(rows))

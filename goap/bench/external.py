@@ -73,6 +73,8 @@ class ExternalResult:
     returncode: int | None = None
     phases: dict[str, float] = field(default_factory=dict)
     peak_rss_bytes: int | None = None
+    #: Fast Downward's "Expanded until last jump" (the expansions before the last f-layer), where the log says it.
+    expanded_before_last_f: int | None = None
 
 
 # Fast Downward's exit codes (driver/returncodes.py).
@@ -207,7 +209,8 @@ def run_external(
         except ValueError as e:
             return ExternalResult("error", None, seconds, expanded, error=f"unreadable plan file: {e}", returncode=rc,
                                   phases=phases, peak_rss_bytes=peak)
-        return ExternalResult("ok", steps, seconds, expanded, returncode=rc, phases=phases, peak_rss_bytes=peak)
+        return ExternalResult("ok", steps, seconds, expanded, returncode=rc, phases=phases, peak_rss_bytes=peak,
+                              expanded_before_last_f=_expanded_last_jump(stdout))
     finally:
         if keep_dir:
             shutil.copytree(work, Path(keep_dir) / work.name, dirs_exist_ok=True)
@@ -317,8 +320,15 @@ def _out_of_memory(rc: int, text: str) -> bool:
 
 
 _EXPANDED = re.compile(r"Expanded (\d+) state")
+_EXPANDED_LAST_JUMP = re.compile(r"Expanded until last jump: (\d+) state")
 
 
 def _expanded(stdout: str) -> int | None:
     found = _EXPANDED.findall(stdout)
+    return int(found[-1]) if found else None
+
+
+def _expanded_last_jump(stdout: str) -> int | None:
+    """Fast Downward's "Expanded until last jump": the expansions before the first at the last f-layer."""
+    found = _EXPANDED_LAST_JUMP.findall(stdout)
     return int(found[-1]) if found else None

@@ -34,7 +34,8 @@ from goap import files
 from goap.bench.runner import solved
 
 ROW_KEYS = (
-    "suite", "group", "problem", "planner", "status", "valid", "cost", "optimal", "length", "expanded", "seconds",
+    "suite", "group", "problem", "planner", "status", "valid", "cost", "optimal", "length", "expanded",
+    "expanded_before_last_f", "seconds",
     "ground_seconds", "total_seconds", "timing", "batch", "setup_seconds", "optimal_source", "late_status",
     "invalid_reason", "error", "n_facts", "n_actions", "planner_name",
 )
@@ -127,6 +128,50 @@ def _summary(key: tuple[str, str, str], rows: list[dict[str, Any]]) -> dict[str,
         "search_s": float(sum(r["seconds"] or 0.0 for r in rows)),
         "timing": "+".join(timings), "statuses": statuses,
     }
+
+
+def expansion_comparison(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each planner's expansions against each external planner's (the baselines, e.g. ``fd-lmcut``) on the tasks
+    both solve: how many tasks it expands no more states on, counted until the last f-layer
+    (``expanded_before_last_f``, which does not depend on how ties in the last layer break; Fast Downward's
+    "Expanded until last jump") and in all (``expanded``), and the median ratio of the former. Planners that
+    do not keep the count (a random suite's, HDA*) are left out."""
+    by: dict[str, dict[tuple[str, str, str], dict[str, Any]]] = {}
+    external: list[str] = []
+    for r in rows:
+        by.setdefault(r["planner"], {})[(r["suite"], r["group"], r["problem"])] = r
+        if r.get("timing") == "process" and r["planner"] not in external:
+            external.append(r["planner"])
+    out = []
+    for base in external:
+        for planner, tasks in by.items():
+            if planner == base:
+                continue
+            both = [(r, by[base][k]) for k, r in tasks.items() if k in by[base] and solved(r) and solved(by[base][k])
+                    and r.get("expanded_before_last_f") is not None
+                    and by[base][k].get("expanded_before_last_f") is not None]
+            if not both:
+                continue
+            ratios = [(a["expanded_before_last_f"] + 1) / (b["expanded_before_last_f"] + 1) for a, b in both]
+            out.append({
+                "planner": planner, "against": base, "tasks": len(both),
+                "at_most_before_last_f": sum(a["expanded_before_last_f"] <= b["expanded_before_last_f"]
+                                             for a, b in both),
+                "at_most_expanded": sum(a["expanded"] is not None and b["expanded"] is not None
+                                        and a["expanded"] <= b["expanded"] for a, b in both),
+                "median_ratio_before_last_f": float(np.median(ratios)),
+            })
+    return out
+
+
+def print_expansions(comparison: list[dict[str, Any]], file: Any = None) -> None:
+    """`expansion_comparison` as a table."""
+    header = ["planner", "against", "both solve", "<= until last f", "share", "<= in all", "median ratio"]
+    table = [[c["planner"], c["against"], str(c["tasks"]), str(c["at_most_before_last_f"]),
+              f"{c['at_most_before_last_f'] / c['tasks']:.0%}", str(c["at_most_expanded"]),
+              f"{c['median_ratio_before_last_f']:.2f}"] for c in comparison]
+    print("expansions on the tasks both solve (until the last f-layer; ratio of (count + 1)):", file=file)
+    print_table(header, table, file=file)
 
 
 def print_summary(summary: list[dict[str, Any]], file: Any = None) -> None:

@@ -365,7 +365,8 @@ def _worker_main(conn: Any, memory: int | None) -> None:
 def _row(suite: str, group: str, problem: str, config: PlannerConfig, **values: Any) -> dict[str, Any]:
     row: dict[str, Any] = {
         "suite": suite, "group": group, "problem": problem, "planner": config.label, "planner_name": config.name,
-        "status": "error", "cost": None, "length": None, "expanded": None, "seconds": None, "ground_seconds": 0.0,
+        "status": "error", "cost": None, "length": None, "expanded": None,
+        "expanded_before_last_f": None, "seconds": None, "ground_seconds": 0.0,
         "total_seconds": None, "setup_seconds": 0.0, "timing": None, "batch": 1, "valid": None,
         "invalid_reason": None, "late_status": None, "error": None, "plan": None, "phase": None,
     }
@@ -452,6 +453,9 @@ def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, setti
             cost = float(res.cost[j])
             row.update(status=status.label, cost=None if math.isnan(cost) else cost,
                        expanded=int(res.expanded[j]))
+            last_f = getattr(res, "expanded_before_last_f", None)
+            if last_f is not None and status in (Status.OK, Status.TOO_LONG) and int(last_f[j]) >= 0:
+                row["expanded_before_last_f"] = int(last_f[j])
             if status in (Status.OK, Status.SATISFIED):
                 plan = [int(a) for a in res.plan(j)]
                 row["length"] = len(plan)
@@ -622,7 +626,7 @@ def _run_external(config: PlannerConfig, recipe: Recipe, batch: ProblemBatch | N
     info.pop("ground_seconds", None)
     row = _row(recipe.suite, recipe.group, recipe.name, config, **info)
     row.update(status=res.status, seconds=res.seconds, total_seconds=res.seconds, timing="process",
-               expanded=res.expanded, error=res.error)
+               expanded=res.expanded, expanded_before_last_f=res.expanded_before_last_f, error=res.error)
     row.update(res.phases, peak_rss_bytes=res.peak_rss_bytes)  # the log's own phase times; the process's memory
     if res.plan is not None:
         row["plan"] = [step_text(s) for s in res.plan]

@@ -204,8 +204,9 @@ class Carry:
     parent: wp.array2d(dtype=wp.int32)
     pos: wp.array2d(dtype=wp.int32)
     heap: wp.array2d(dtype=wp.int32)
-    head: wp.array2d(dtype=wp.int32)  # [slots, 8]: count, heap size, expanded, pops, node being expanded, action,
-    # and the pruning's counts (applicable actions, kept ones: goap.planners.stubborn)
+    head: wp.array2d(dtype=wp.int32)  # [slots, 9]: count, heap size, expanded, pops, node being expanded, action,
+    # the pruning's counts (applicable actions, kept ones: goap.planners.stubborn), expansions before the top f
+    top: wp.array(dtype=wp.float64)  # [slots]: the largest f popped (Results.expanded_before_last_f)
     slot_of: wp.array(dtype=wp.int32)
     taken: wp.array(dtype=wp.int32)  # [levels * lanes]
     level: int
@@ -223,6 +224,7 @@ class Results:
     actions: wp.array2d(dtype=wp.int32)
     expanded: wp.array(dtype=wp.int32)
     level: wp.array(dtype=wp.int8)
+    expanded_before_last_f: wp.array(dtype=wp.int32)  # empty where the batch does not keep it
 
 
 @wp.func
@@ -1314,6 +1316,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                     out.actions[row, k] = -1
                 out.length[row] = 0
                 out.expanded[row] = 0
+                if out.expanded_before_last_f.shape[0] > 0:
+                    out.expanded_before_last_f[row] = 0
                 out.cost[row] = wp.float64(wp.nan)
             if s.entry != 0:
                 if keep.slots > 0:
@@ -1408,6 +1412,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
             part_action = int(0)
             prune_before = int(0)  # pruning: applicable actions and kept ones over the first check_after expansions
             prune_after = int(0)
+            f_top = wp.float64(-wp.inf)  # the largest f = g + h popped, and the expansions made before its first pop
+            jump = int(0)
             if cont >= 0:
                 # The search this row began in the previous level's pool, continued where it stopped: its nodes,
                 # open list and counters as they were, the hash table rebuilt. Up to here it is the search a fresh
@@ -1420,6 +1426,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                 part_action = resume.head[cont, 5]
                 prune_before = resume.head[cont, 6]
                 prune_after = resume.head[cont, 7]
+                jump = resume.head[cont, 8]
+                f_top = resume.top[cont]
                 for n in range(count):
                     for w in range(W):
                         sc.node_state[base + n, w] = resume.state[cont * resume.pool + n, w]
@@ -1467,6 +1475,9 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                     node = pop_first(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, heap_size, s.weight, s.greedy)
                     heap_size -= 1
                     pops += 1
+                    if sc.node_g[t, node] + sc.node_h[t, node] > f_top:
+                        f_top = sc.node_g[t, node] + sc.node_h[t, node]
+                        jump = expanded
                     if goal_satisfied(sc.node_state, base + node, gt.mask, gt.value, gt.ints, g):
                         status = ST_OK
                         goal_node = node
@@ -1598,6 +1609,10 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                 status = ST_BUDGET  # the pop limit: only reopening gets here (see goap.planners.base.POP_FACTOR)
 
             out.expanded[row] = expanded
+            if out.expanded_before_last_f.shape[0] > 0:
+                out.expanded_before_last_f[row] = 0
+                if status == ST_OK:
+                    out.expanded_before_last_f[row] = jump
             if status == ST_BUDGET and s.level == 0:  # the first pool filled up: escalate only if it can help
                 if not relaxed_reachable(sc, t, base, row, q, dt, gt, g):
                     status = ST_NO_PLAN
@@ -1653,6 +1668,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                             keep.head[k, 5] = part_action
                             keep.head[k, 6] = prune_before
                             keep.head[k, 7] = prune_after
+                            keep.head[k, 8] = jump
+                            keep.top[k] = f_top
                             for n in range(count):
                                 for w in range(W):
                                     keep.state[k * keep.pool + n, w] = sc.node_state[base + n, w]

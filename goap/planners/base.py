@@ -73,7 +73,7 @@ def host_view(x: Any) -> np.ndarray:
     return numpy()
 
 
-_FIELDS = ("status", "cost", "length", "actions", "expanded", "level")
+_FIELDS = ("status", "cost", "length", "actions", "expanded", "level", "expanded_before_last_f")
 
 
 @dataclass
@@ -84,6 +84,10 @@ class PlanBatch:
     writes in place. ``cost`` (float64) is the plan's cost for OK, SATISFIED (0) and TOO_LONG, NaN otherwise.
     ``expanded`` counts the nodes taken off the open list and expanded (in the last pool the search used).
     ``level`` is the node-pool level the search started at (read) and ended at (written): see the module doc.
+    ``expanded_before_last_f`` (optional: None where a batch does not keep it; the Warp and reference planners
+    write it where it is an array) counts the expansions made before the search first popped a node at the largest
+    f = g + h it popped: Fast Downward's "expanded until last jump", the count that does not depend on how ties in
+    the last f-layer break. It is written for OK and TOO_LONG rows, 0 for the others.
     """
 
     status: Any  # int8[N]
@@ -92,6 +96,7 @@ class PlanBatch:
     actions: Any  # int32[N, L]
     expanded: Any  # int32[N]
     level: Any = None  # int8[N]
+    expanded_before_last_f: Any = None  # int32[N] or None
 
     def __post_init__(self) -> None:
         if self.level is None:
@@ -107,6 +112,7 @@ class PlanBatch:
             actions=np.full((n, max_plan_length), -1, dtype=np.int32),
             expanded=np.zeros(n, dtype=np.int32),
             level=np.zeros(n, dtype=np.int8),
+            expanded_before_last_f=np.zeros(n, dtype=np.int32),
         )
 
     @classmethod
@@ -122,6 +128,7 @@ class PlanBatch:
             actions=wp.full((n, max_plan_length), -1, dtype=wp.int32, device=device),
             expanded=wp.zeros(n, dtype=wp.int32, device=device),
             level=wp.zeros(n, dtype=wp.int8, device=device),
+            expanded_before_last_f=wp.zeros(n, dtype=wp.int32, device=device),
         )
 
     @property
@@ -359,7 +366,8 @@ def check_capturable(wp: Any, out: PlanBatch | None, **inputs: Any) -> None:
     if out is None:
         host.append("out (pass a PlanBatch.on_device)")
     else:
-        host += [f"out.{name}" for name in _FIELDS if not isinstance(getattr(out, name), wp.array)]
+        host += [f"out.{name}" for name in _FIELDS if getattr(out, name) is not None
+                 and not isinstance(getattr(out, name), wp.array)]
     if host:
         raise CaptureError(
             f"plan() under capture needs Warp arrays on the planner's device; host data given for {', '.join(host)}"

@@ -478,6 +478,13 @@ class HdaPlanner:
             if not self.device.is_cpu:
                 host.append((arr, d))
             setattr(r, name, d)
+        r.expanded_before_last_f = wp.zeros(0, dtype=wp.int32, device=self.device)
+        last_f = out.expanded_before_last_f
+        if last_f is not None:  # no global f order across workers: not kept (-1)
+            if isinstance(last_f, wp.array):
+                last_f.fill_(-1)
+            else:
+                last_f[...] = -1
         return r, host
 
     def _goal_struct(self, gt: GoalTables) -> tuple[Any, Any]:

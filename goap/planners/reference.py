@@ -256,26 +256,28 @@ class ReferencePlanner:
                     continue
                 if lv > 0:
                     if escalated > 0 and budget < self.pools[lv]:
-                        final[i] = (Status.BUDGET, math.nan, [], last_expanded.get(i, 0), 0)  # deferred
+                        final[i] = (Status.BUDGET, math.nan, [], last_expanded.get(i, 0), 0, 0)  # deferred
                         continue
                     budget -= self.pools[lv]
                     escalated += 1
-                status, cost, plan, expanded, length, fits, overflow = results[i]
+                status, cost, plan, expanded, length, fits, overflow, jump = results[i]
                 if math.isinf(fits):  # relaxed-unreachable, found when the first pool filled up
-                    final[i] = (Status.NO_PLAN, math.nan, [], overflow[0] if lv == 0 else 0, 0)
+                    final[i] = (Status.NO_PLAN, math.nan, [], overflow[0] if lv == 0 else 0, 0, 0)
                 elif lv >= fits:
-                    final[i] = (status, cost, plan, expanded, length)
+                    final[i] = (status, cost, plan, expanded, length, jump)
                 else:
                     level[i] = lv + 1  # the next pool; past the last one: every pool was tried
                     last_expanded[i] = overflow[lv]
                     if lv == self.n_levels - 1:
-                        final[i] = (Status.BUDGET, math.nan, [], overflow[lv], 0)
+                        final[i] = (Status.BUDGET, math.nan, [], overflow[lv], 0, 0)
         for i in rows:
-            status, cost, plan, expanded, length = final.get(i, (Status.BUDGET, math.nan, [], 0, 0))
+            status, cost, plan, expanded, length, jump = final.get(i, (Status.BUDGET, math.nan, [], 0, 0, 0))
             host.status[i] = status
             host.cost[i] = cost
             host.length[i] = length
             host.expanded[i] = expanded
+            if host.expanded_before_last_f is not None:
+                host.expanded_before_last_f[i] = jump
             host.level[i] = level[i]
             host.actions[i, :] = -1
             host.actions[i, : len(plan)] = plan
@@ -301,31 +303,32 @@ class ReferencePlanner:
     def search(
         self, start: State, goal: Goal, costs: list[float], enabled: list[bool], pools: list[int] | None = None,
         step_cost: Any = None,
-    ) -> tuple[Status, float, list[int], int, int, int, list[int]]:
+    ) -> tuple[Status, float, list[int], int, int, int, list[int], int]:
         """One A* search with the largest pool of ``pools``.
 
         ``costs`` are the actions' least costs (the heuristics'), ``step_cost(a, state)`` the exact cost of a in
         the state it is applied to (None: ``costs[a]``; see `agent_costs`).
 
-        Returns (status, cost, plan, expanded, length, fits, overflow): ``fits`` is the first pool level whose
+        Returns (status, cost, plan, expanded, length, fits, overflow, jump): ``fits`` is the first pool level whose
         search ends as this one did (``len(pools)``: none; inf: the goal is relaxed-unreachable, found when the
         first pool overflowed), ``overflow[k]`` the expansions made when the search first needed more than
         ``pools[k]`` states or more than ``pop_limit(pools[k])`` pops (a search with that pool ends there with
         BUDGET; the search is deterministic, so a larger pool replays the smaller one's search up to that
-        point).
+        point), ``jump`` the expansions made before the first pop of a node at the largest f = g + h popped
+        (Fast Downward's "expanded until last jump"; 0 unless a goal was popped).
         """
         pools = pools or self.pools
         domain = self.domain
         overflow = [0] * len(pools)
         if domain.satisfies(start, goal.want):
-            return Status.SATISFIED, 0.0, [], 0, 0, 0, overflow
+            return Status.SATISFIED, 0.0, [], 0, 0, 0, overflow, 0
 
         usable = [a for a in range(len(domain.actions)) if enabled[a]]
         heuristic = self.heuristic_function(goal, costs, enabled)
 
         h0 = heuristic(start)
         if math.isinf(h0):
-            return Status.NO_PLAN, math.nan, [], 0, 0, 0, overflow
+            return Status.NO_PLAN, math.nan, [], 0, 0, 0, overflow, 0
 
         # Node arrays, indexed by node id (the order states were first stored).
         state_of: list[State] = [start]
@@ -337,6 +340,7 @@ class ReferencePlanner:
         index: dict[State, int] = {start: 0}
         open_list: list[tuple[float, float, int]] = [(self.order(0.0, h0), h0, 0)]
         expanded = 0
+        f_top, jump = -math.inf, 0  # the largest f popped so far, and the expansions made before it was first popped
         pool = pools[-1]
         next_pool = 0  # the smallest pool not yet overflowed
 
@@ -353,19 +357,21 @@ class ReferencePlanner:
                 overflow[next_pool] = expanded  # that pool's search ends here (its pop limit)
                 next_pool += 1
                 if next_pool == 1 and not self.relaxed_reachable(start, goal, usable):
-                    return Status.NO_PLAN, math.nan, [], expanded, 0, math.inf, overflow
+                    return Status.NO_PLAN, math.nan, [], expanded, 0, math.inf, overflow, 0
             if pops >= pop_limit(pool):
-                return Status.BUDGET, math.nan, [], expanded, 0, len(pools), overflow
+                return Status.BUDGET, math.nan, [], expanded, 0, len(pools), overflow, 0
             pops += 1
+            if g_of[node] + h_of[node] > f_top:
+                f_top, jump = g_of[node] + h_of[node], expanded
             state = state_of[node]
             if domain.satisfies(state, goal.want):
-                return (*self._finish(node, g_of, parent, via, expanded), next_pool, overflow)
+                return (*self._finish(node, g_of, parent, via, expanded), next_pool, overflow, jump)
             closed[node] = True
             expanded += 1
             if expanded == RELAXED_CHECK_AFTER and next_pool == 0 and self.heuristic in RELAXED_CHECK_HEURISTICS:
                 if not self.relaxed_reachable(start, goal, usable):  # proved now, in every pool (as an overflow's)
                     overflow[0] = expanded
-                    return Status.NO_PLAN, math.nan, [], expanded, 0, math.inf, overflow
+                    return Status.NO_PLAN, math.nan, [], expanded, 0, math.inf, overflow, 0
             kept = None
             if prune and not pruning_off(before, after, expanded, self.pruning_min_ratio, self.pruning_check_after):
                 kept = self.stubborn_set(state, goal, usable_set)
@@ -390,9 +396,9 @@ class ReferencePlanner:
                         next_pool += 1
                         if next_pool == 1 and not self.relaxed_reachable(start, goal, usable):
                             # Every larger pool would search in vain: NO_PLAN from the first pool on.
-                            return Status.NO_PLAN, math.nan, [], expanded, 0, math.inf, overflow
+                            return Status.NO_PLAN, math.nan, [], expanded, 0, math.inf, overflow, 0
                     if len(state_of) >= pool:
-                        return Status.BUDGET, math.nan, [], expanded, 0, len(pools), overflow
+                        return Status.BUDGET, math.nan, [], expanded, 0, len(pools), overflow, 0
                     known = len(state_of)
                     index[child] = known
                     state_of.append(child)
@@ -409,7 +415,7 @@ class ReferencePlanner:
                         closed[known] = False
                         self.reopened += 1
                 heapq.heappush(open_list, (self.order(g, h_of[known]), h_of[known], known))
-        return Status.NO_PLAN, math.nan, [], expanded, 0, next_pool, overflow
+        return Status.NO_PLAN, math.nan, [], expanded, 0, next_pool, overflow, 0
 
     def stubborn_set(self, state: State, goal: Goal, usable: set[int]) -> set[int]:
         """The applicable actions of the strong stubborn set of ``state`` (not a goal) over the ``usable`` actions:

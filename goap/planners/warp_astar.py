@@ -94,7 +94,7 @@ __all__ = [
 ]
 
 _RESULT_FIELDS = (("status", "int8"), ("cost", "float64"), ("length", "int32"), ("actions", "int32"),
-                  ("expanded", "int32"), ("level", "int8"))
+                  ("expanded", "int32"), ("level", "int8"), ("expanded_before_last_f", "int32"))
 
 #: Scratch layouts: "auto" is the device's own (on the CPU the searches of a launch share one row of their worker's
 #: set, on a GPU one row per thread); "per_thread" forces one row per thread on the CPU too, the GPU's layout, so
@@ -779,7 +779,7 @@ class WarpAStarPlanner:
     def _carry_slot_bytes(self, lv: int) -> int:
         """Bytes one kept search of level ``lv`` takes: its pool's states, g, h, parent, position and heap."""
         pool = self.pools[lv]
-        return pool * (8 * self.tables.n_words + 8 + 8 + 4 + 4 + 4) + 8 * 4
+        return pool * (8 * self.tables.n_words + 8 + 8 + 4 + 4 + 4) + 9 * 4 + 8
 
     def _carries(self, capacity: int, rows: int, bound: int | None) -> None:
         """Carry slots for a call of ``capacity`` requested rows over ``rows`` state rows: per level below the last,
@@ -826,7 +826,8 @@ class WarpAStarPlanner:
         for name, dtype in (("g", wp.float64), ("h", wp.float64), ("parent", wp.int32), ("pos", wp.int32),
                             ("heap", wp.int32)):
             setattr(c, name, wp.empty((k, pool), dtype=dtype, device=dev))
-        c.head = wp.empty((k, 8), dtype=wp.int32, device=dev)
+        c.head = wp.empty((k, 9), dtype=wp.int32, device=dev)
+        c.top = wp.empty(k, dtype=wp.float64, device=dev)
         c.slot_of = slot_of if slot_of is not None else wp.full(1, -1, dtype=wp.int32, device=dev)
         c.taken = self._taken
         c.level = lv
@@ -904,6 +905,9 @@ class WarpAStarPlanner:
         for name, dtype in _RESULT_FIELDS:
             arr = getattr(out, name)
             wtype = getattr(wp, dtype)
+            if arr is None:  # an optional field the batch does not keep: an empty array, never written
+                setattr(r, name, wp.zeros(0, dtype=wtype, device=self.device))
+                continue
             if isinstance(arr, wp.array):
                 if arr.device != self.device or arr.dtype != wtype:
                     raise ValueError(f"out.{name} must be a {dtype} array on {self.device}")
