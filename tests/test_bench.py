@@ -280,3 +280,44 @@ def test_tasks_dir_reads_a_plain_optimal_json_and_warns_about_strays(tmp_path, c
     assert "goap: warning:" in err and "'gripper/task02.pddl'" in err and "match no task" in err
     row = json.loads((tmp_path / "b.json").read_text())["results"][0]
     assert row["optimal"] == 11 and row["cost"] == 11
+
+
+def test_from_json_merges_runs_split_by_domain(tmp_path, capsys):
+    """Two runs over different domains, merged: the tables of one run over both, the rows of both, nothing run."""
+    for domain in ("gripper", "blocks"):
+        assert _run("--suite", "pddl", "--tasks-dir", str(PDDL_DIR), "--domains", domain, "--tasks", "01",
+                    "--planners", "reference,warp", "--device", "cpu", "--time-limit", "60",
+                    "--json", str(tmp_path / f"{domain}.json")) == 0
+    parts = [json.loads((tmp_path / f"{d}.json").read_text()) for d in ("gripper", "blocks")]
+    merged = tmp_path / "merged.json"
+    assert run(build_parser().parse_args(["--from-json", str(tmp_path / "gripper.json"), str(tmp_path / "blocks.json"),
+                                          "--json", str(merged), "--csv", str(tmp_path / "m.csv")])) == 0
+    printed = capsys.readouterr().out
+    assert "gripper" in printed and "blocks" in printed and "total" in printed
+    doc = json.loads(merged.read_text())
+    assert [(r["problem"], r["planner"]) for r in doc["results"]] == [
+        (r["problem"], r["planner"]) for p in parts for r in p["results"]]
+    totals = {s["planner"]: s for s in doc["summary"] if s["group"] == "all"}
+    assert totals["warp"]["problems"] == 2 and totals["warp"]["solved"] == 2
+    assert doc["meta"]["time_limit"] == 60 and doc["meta"]["planners"] == ["reference", "warp"]
+    with open(tmp_path / "m.csv", newline="") as f:
+        assert len(list(csv.DictReader(f))) == 4
+
+
+def test_from_json_bad_files_are_clear_errors(tmp_path):
+    good = tmp_path / "a.json"
+    assert _run("--suite", "pddl", "--tasks-dir", str(PDDL_DIR), "--domains", "gripper", "--tasks", "01",
+                "--planners", "warp", "--device", "cpu", "--time-limit", "60", "--json", str(good)) == 0
+    other = tmp_path / "b.json"
+    doc = json.loads(good.read_text())
+    doc["meta"]["time_limit"] = 30
+    other.write_text(json.dumps(doc))
+    broken = tmp_path / "c.json"
+    broken.write_text('{"results": [')
+    bad_row = tmp_path / "d.json"
+    bad_row.write_text('{"results": [{"planner": "warp"}]}')
+    for files, message in (([good, good], "is in"), ([good, other], "different time limits"),
+                           ([broken], "c.json: not a goap bench JSON"), ([bad_row], "d.json: result 0"),
+                           ([tmp_path / "none.json"], "none.json: cannot read")):
+        with pytest.raises(ValueError, match=message):
+            run(build_parser().parse_args(["--from-json", *map(str, files), "--quiet"]))

@@ -14,6 +14,7 @@ import re
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from goap import files
@@ -106,6 +107,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--scatter", default=None, metavar="A,B",
                    help="the two planners of the scatter plot (default: the first two)")
     p.add_argument("--quiet", action="store_true", help="no progress and no table")
+    p.add_argument("--from-json", nargs="+", default=None, metavar="FILE",
+                   help="run nothing: merge the results of earlier --json files (one run split by domain, say) and "
+                        "print, write (--json, --csv) and plot (--plot) them as one run's")
     return p
 
 
@@ -255,6 +259,8 @@ def run(args: argparse.Namespace) -> int:
     """Run ``goap bench``; raises ValueError / DomainError with a clear message for bad input."""
     if getattr(args, "selectors", None):
         return _run_selectors(args)
+    if getattr(args, "from_json", None):
+        return _run_from_json(args)
     for path in (args.json, args.csv, args.plot):
         if path:
             files.check_writable(path)
@@ -345,14 +351,87 @@ def run(args: argparse.Namespace) -> int:
     return 130 if interrupted else 0
 
 
-def _scatter_pair(text: str | None, configs: list[PlannerConfig]) -> tuple[str, str] | None:
+def _scatter_pair(text: str | None, configs: list[PlannerConfig] | list[str]) -> tuple[str, str] | None:
     if not text:
         return None
     pair = [x.strip() for x in text.split(",") if x.strip()]
-    labels = [c.label for c in configs]
+    labels = [c if isinstance(c, str) else c.label for c in configs]
     if len(pair) != 2 or any(x not in labels for x in pair):
         raise ValueError(f"--scatter: expected two of the planners' labels ({', '.join(labels)}), got {text!r}")
     return pair[0], pair[1]
+
+
+def load_results(paths: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The result rows of several ``goap bench --json`` files, in file order, and the merged run's meta: a
+    ValueError naming the file for one that is not such a file, for a task a planner ran in two files, or for
+    files run with different time limits (their scores would not compare)."""
+    docs = []
+    for path in paths:
+        try:
+            doc = json.loads(Path(path).read_text())
+        except OSError as e:
+            raise ValueError(f"{path}: cannot read: {e.strerror or e}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{path}: not a goap bench JSON file: {e}") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("results"), list) or not isinstance(
+                doc.get("meta", {}), dict):
+            raise ValueError(f"{path}: not a goap bench JSON file (no 'results' list)")
+        docs.append((path, doc.get("meta", {}), doc["results"]))
+    limits = {path: meta.get("time_limit") for path, meta, _ in docs}
+    if len(set(limits.values())) > 1:
+        told = ", ".join(f"{p}: {v}" for p, v in limits.items())
+        raise ValueError(f"the files were run with different time limits ({told}); their scores do not compare")
+    rows: list[dict[str, Any]] = []
+    seen: dict[tuple[str, str, str, str], str] = {}
+    keys = ("suite", "group", "problem", "planner", "status")
+    for path, _, results in docs:
+        for k, row in enumerate(results):
+            if not isinstance(row, dict) or any(not isinstance(row.get(key), str) for key in keys):
+                raise ValueError(f"{path}: result {k}: not a result row (needs {', '.join(keys)})")
+            key = (row["suite"], row["group"], row["problem"], row["planner"])
+            if key in seen:
+                raise ValueError(f"{path}: result {k}: {row['planner']} on {row['problem']} is in {seen[key]} too")
+            seen[key] = path
+            rows.append(row)
+    planners: list[str] = []
+    for r in rows:
+        if r["planner"] not in planners:
+            planners.append(r["planner"])
+    merged = {"from_json": list(paths), "time_limit": next(iter(limits.values()), None), "planners": planners,
+              "runs": [{k: m.get(k) for k in ("time_utc", "argv", "git", "host", "wall_seconds") if k in m}
+                       for _, m, _ in docs]}
+    return rows, merged
+
+
+def _run_from_json(args: argparse.Namespace) -> int:
+    """``--from-json``: earlier runs' rows as one run's tables, JSON, CSV and plot."""
+    for path in (args.json, args.csv, args.plot):
+        if path:
+            files.check_writable(path)
+    rows, meta = load_results(args.from_json)
+    scatter = _scatter_pair(args.scatter, meta["planners"])
+    if args.plot:
+        report.require_matplotlib()
+    report.add_scores(rows, meta["time_limit"])
+    summary = report.summarize(rows)
+    header, coverage = report.coverage_table(summary)
+    expansions = report.expansion_comparison(rows)
+    if not args.quiet:
+        report.print_summary(summary, file=sys.stdout)
+        print(file=sys.stdout)
+        report.print_coverage(summary, file=sys.stdout)
+        if expansions:
+            print(file=sys.stdout)
+            report.print_expansions(expansions, file=sys.stdout)
+    if args.json:
+        doc = {"meta": meta, "results": rows, "summary": summary,
+               "coverage": [dict(zip(header, r, strict=True)) for r in coverage], "expansions": expansions}
+        files.write_output(args.json, json.dumps(doc, indent=1) + "\n")
+    if args.csv:
+        files.write_output(args.csv, report.rows_to_csv(rows))
+    if args.plot:
+        report.plot(rows, args.plot, scatter, meta["time_limit"])
+    return 0
 
 
 def _run_selectors(args: argparse.Namespace) -> int:
