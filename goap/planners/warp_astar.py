@@ -227,6 +227,8 @@ class WarpAStarPlanner:
         self._dt = to_device(self.tables, DomainStruct, dev)
         self._ct = to_device(self._conds, astar.ConditionTables, dev)
         self._goal_structs: dict[int, tuple[GoalTables, Any]] = {}
+        #: Seconds spent building heuristic tables (the pattern databases of each goal table, once per table).
+        self.table_seconds = 0.0
         # The pruning struct of each scratch set (its marks, one row per scratch row), by the set's id: (set, struct).
         self._prunings: dict[int, tuple[Any, Any]] = {}
         self._pruning_tables = self._no_pruning = None
@@ -942,7 +944,10 @@ class WarpAStarPlanner:
 
         s = to_device(gt, GoalStruct, self.device)
         rel = to_device(relevance(self._conds, gt), self._k.Relevance, self.device)
+        t0 = time.perf_counter()
         pt = self._pattern_struct(gt)
+        if self.heuristic in PDB_HEURISTICS:
+            self.table_seconds += time.perf_counter() - t0
         if len(self._goal_structs) > 64:
             self._goal_structs.clear()
         self._goal_structs[id(gt)] = (gt, (s, rel, pt))
