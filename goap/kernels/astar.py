@@ -1490,6 +1490,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                             proved = 1
                             break
                 g_node = sc.node_g[t, node]
+                f_node = g_node + sc.node_h[t, node]  # A*: no plan costs less (the node had the least f)
                 r_node = base + node
                 prune = int(0)
                 epoch = int(0)
@@ -1603,7 +1604,14 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                             sc.heap[t, pos] = known
                             heap_size += 1
                         sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, pos, s.weight, s.greedy)
-                if status == ST_BUDGET:
+                    # A goal reached at the f of the node expanded is optimal (A*: every open node has f >= it, and
+                    # f bounds the optimal cost from below): the search ends here, without popping it.
+                    if s.reopen != 0 and g_child <= f_node:
+                        if goal_satisfied(sc.node_state, base + known, gt.mask, gt.value, gt.ints, g):
+                            status = ST_OK
+                            goal_node = known
+                            break
+                if status == ST_BUDGET or status == ST_OK:
                     break
             if status == ST_NO_PLAN and heap_size > 0 and proved == 0:
                 status = ST_BUDGET  # the pop limit: only reopening gets here (see goap.planners.base.POP_FACTOR)
