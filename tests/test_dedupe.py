@@ -15,7 +15,7 @@ from goap.planners.dedupe import COUNTERS, DedupingPlanner, wrap
 from goap.planners.reference import ReferencePlanner
 from goap.planners.warp_astar import WarpAStarPlanner
 
-FIELDS = ("status", "cost", "length", "actions", "expanded")
+FIELDS = ("status", "cost", "length", "actions", "expanded", "expanded_before_last_f")
 
 
 def assert_same(a: PlanBatch, b: PlanBatch, rows=None) -> None:
