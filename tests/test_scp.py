@@ -13,6 +13,7 @@ import pytest
 
 from goap import Status, load_domain
 from goap.bench.random_domains import random_domain, random_problems
+from goap.encoding import encode
 from goap.pddl import load_pddl, optimal_costs, pddl_tasks
 from goap.planners import make_planner
 from goap.planners import pdb as pdb_module
@@ -21,8 +22,10 @@ from goap.planners.reference import ReferencePlanner
 from goap.planners.scp import (
     MAX_SCP_ORDERS,
     SCP_PATTERN_STATES,
+    candidates,
     partition,
     partition_tables,
+    rank_orders,
     scp_orders,
     systematic_patterns,
 )
@@ -55,21 +58,40 @@ def test_systematic_patterns_are_the_cone_facts_and_its_causal_pairs():
 
 
 @pytest.mark.parametrize("n_orders", [1, 3])
-def test_orders_put_goal_patterns_first_and_fit_pdb_states(n_orders):
+def test_orders_rank_every_candidate_and_fit_pdb_states(n_orders):
     domain = game_domain(9, 40)
+    least = encode(domain).min_cost
     for goal in domain.goals:
         goal_facts = {domain.fact_index(c.fact) for c in goal.want}
         for pdb_states in (64, 1 << 16):
-            orders = scp_orders(domain, goal.want, pdb_states, n_orders)
+            cands = candidates(domain, goal.want, pdb_states, n_orders)
+            assert sum(pattern_size(domain, p) for p in cands) <= pdb_states // n_orders
+            assert len(set(cands)) == len(cands) and set(cands[0]) & goal_facts  # goal facts first
+            orders = scp_orders(domain, goal.want, pdb_states, least, n_orders)
             assert len(orders) == n_orders
             for order in orders:
-                assert sum(pattern_size(domain, p) for p in order) <= pdb_states // n_orders
-                assert len(set(order)) == len(order)
-                if order:
-                    assert set(order[0]) & goal_facts
-        big = scp_orders(domain, goal.want, 1 << 16, n_orders)
-        small = scp_orders(domain, goal.want, 64, n_orders)
-        assert sum(map(len, big)) >= sum(map(len, small))
+                assert sorted(order) == sorted(cands)
+        assert len(candidates(domain, goal.want, 1 << 16, n_orders)) >= len(candidates(domain, goal.want, 64,
+                                                                                       n_orders))
+
+
+def test_rank_orders_scores():
+    """Order 0 by the largest finite distance over 1 + the saturated costs' sum, order 1 by the mean, order 2 by
+    the largest over 1 + the costs others also want, order 3 as given; ties keep the given order."""
+    inf = math.inf
+    full = [(np.array([0.0, 2.0, inf]), np.array([0]), np.array([1.0])),  # h 2, m 1, S 1, T 1 (pattern 2 wants 0)
+            (np.array([0.0, 6.0, 6.0, 6.0]), np.array([1]), np.array([5.0])),  # h 6, m 4.5, S 5, T 0
+            (np.array([0.0, 1.0]), np.array([0, 2]), np.array([3.0, 1.0]))]  # h 1, m 0.5, S 4, T 1
+    patterns = [(0,), (1,), (2,)]
+    orders = rank_orders(patterns, full, 4)
+    assert orders[0] == ((0,), (1,), (2,))  # 1.0, 1.0 (a tie: the given order), 0.2
+    assert orders[1] == ((1,), (0,), (2,))  # 0.5, 0.75, 0.1
+    assert orders[2] == ((1,), (0,), (2,))  # 1.0, 6.0, 0.5
+    assert orders[3] == tuple(patterns)
+    full[1] = (np.array([0.0, 3.0, 0.0, 0.0]), np.array([0]), np.array([5.0]))  # h 3, m 0.75, S 5, T 4
+    orders = rank_orders(patterns, full, 3)
+    assert [o[0] for o in orders] == [(0,), (0,), (0,)]  # 1.0 / 0.5 / 1.0 against 0.5 / 0.125 / 0.6
+    assert orders[2] == ((0,), (1,), (2,))  # pattern 2: T = 3 (min(3, 9 - 3) + min(1, 0)), 0.25
 
 
 # --- the tables -------------------------------------------------------------------------------------------------
@@ -81,14 +103,14 @@ def test_device_tables_equal_numpy_bit_for_bit(source, n_orders, pdb_states, wor
     domain = game_domain(5, 14) if source == "random" else load_domain(worlds_dir / source / "domain.toml")
     fast = WarpAStarPlanner(domain, heuristic="scp", pdb_states=pdb_states, scp_orders=n_orders, device=DEVICE)
     least = fast.tables.min_cost
-    host = partition_tables(domain, domain.goals, least, pdb_states, n_orders)
+    host = partition_tables(domain, domain.goals, least, pdb_states, n_orders)  # the orders by numpy
     pt, sat = build_tables(host, fast.device, saturate=True)
     dist, sat = pt.dist.numpy(), sat.numpy()
     # the planner's own tables are the same build
     np.testing.assert_array_equal(fast._goal_struct(fast.tables.goals)[2].dist.numpy(), dist)
     k = positive = 0
     for g, goal in enumerate(domain.goals):
-        orders = scp_orders(domain, goal.want, pdb_states, n_orders)
+        orders = scp_orders(domain, goal.want, pdb_states, least, n_orders)
         parts = partition(domain, orders, least, goal.want)
         for order, part in zip(orders, parts, strict=True):
             for p, (d, s) in zip(order, part, strict=True):
@@ -113,7 +135,7 @@ def test_saturated_costs_partition_the_costs_and_keep_every_distance(seed):
     least = np.asarray(ref.tables.min_cost, dtype=np.float64)
     checked = 0
     for goal in domain.goals:
-        orders = scp_orders(domain, goal.want, ref.pdb_states, 2)
+        orders = scp_orders(domain, goal.want, ref.pdb_states, least, 2)
         for order, part in zip(orders, partition(domain, orders, least, goal.want), strict=True):
             total = np.zeros_like(least)
             for p, (d, s) in zip(order, part, strict=True):
@@ -151,7 +173,7 @@ def test_the_first_pattern_gets_every_cost():
         goal = domain.goals[g]
         start = tuple(int(v) for v in values)
         h = ref.heuristic_function(goal)(start)
-        first = scp_orders(domain, goal.want, ref.pdb_states, 1)[0][0]
+        first = scp_orders(domain, goal.want, ref.pdb_states, least, 1)[0][0]
         d = distances(domain, first, least, goal.want)
         idx = sum((start[f] - domain.facts[f].min) * s for f, s in zip(first, pdb_module.strides(domain, first),
                                                                      strict=True))
@@ -305,7 +327,7 @@ def test_scp_orders_out_of_range_is_refused(bad, planner):
 @pytest.mark.parametrize("planner", ["reference", "warp"])
 def test_tables_over_the_byte_limit_are_refused_before_allocating(planner, monkeypatch):
     domain = game_domain(5, 14)
-    smallest = min(sum(pattern_size(domain, p) for o in scp_orders(domain, g.want, 1 << 16, 1) for p in o)
+    smallest = min(sum(pattern_size(domain, p) for p in candidates(domain, g.want, 1 << 16, 2))
                    for g in domain.goals)
     monkeypatch.setattr(pdb_module, "MAX_PDB_BYTES", 8 * smallest - 8)  # no goal's tables fit
     problems = random_problems(domain, 4, seed=1)

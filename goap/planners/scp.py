@@ -15,17 +15,22 @@ order sum to at most each action's least cost, so ``sum_p d_p[s]`` is admissible
 real plan costs at least sum over p of its cost under sat_p, which is at least d_p). The ``min`` with rc changes
 nothing in exact arithmetic (d_p[s] <= rc(a) + d_p[s'] on every transition) and keeps rc >= 0 in float64.
 
-Orders (`scp_orders`, the planners' option ``scp_orders``, 1..`MAX_SCP_ORDERS`): order k puts the patterns of the
-goal's facts first, starting at goal fact k (mod the goal's facts): per goal fact its pairs, then the fact alone;
-then the rest of the pairs in cone order, then the rest of the facts alone. Each order gets ``pdb_states //
-orders`` abstract states and keeps its patterns in turn while they fit. h is ``factor * max over orders of sum
-over the order's patterns of d_p[s]`` (the per-agent factor of `goap.planners.pdb`, which keeps it admissible),
-inf where any ``d_p`` is inf (an abstract dead end is a real one), 0 where the sum is 0.
+Orders (the planners' option ``scp_orders``, 1..`MAX_SCP_ORDERS`): the goal's `candidates` are its systematic
+patterns in a fixed order (per goal fact its pairs, then the fact alone; then the other pairs in cone order, then
+the other facts alone), kept while they fit ``pdb_states // orders`` abstract states. Each order is a greedy
+ranking of all of them (`rank_orders`) by a score from each pattern's distances and saturated costs under the full
+least costs, computed once per goal (no state is sampled): order 0 by the largest finite distance over the
+saturated costs' sum (plus 1), order 1 by the mean finite distance over the same, order 2 by the largest over the
+costs it takes that others also want (Scorpion's "stolen" costs), order 3 the candidates' own order. h is
+``factor * max over orders of sum over the order's patterns of d_p[s]`` (the per-agent factor of
+`goap.planners.pdb`, which keeps it admissible), inf where any ``d_p`` is inf (an abstract dead end is a real
+one), 0 where the sum is 0.
 
 The reference planner computes the distances and saturated costs with numpy (`goap.planners.pdb.distances`); the
 Warp planner on its device (`goap.kernels.pdb`: the same Gauss-Seidel sweeps with each pattern's own cost rows,
 then one thread per abstract state taking ``wp.atomic_max`` of ``d[s] - d[s']`` per projected action, then one per
-action row subtracting). Both give the same float64 tables.
+action row subtracting), twice: the candidates at full costs (what the orders are ranked from), then the orders.
+Both give the same float64 tables, so both rank the same orders.
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ from goap.planners.pdb import (
 #: rest of the goal's share of ``pdb_states``).
 SCP_PATTERN_STATES = 1 << 12
 #: Orders per goal (planner option ``scp_orders``): the default and the most.
-DEFAULT_SCP_ORDERS = 1
+DEFAULT_SCP_ORDERS = 2
 MAX_SCP_ORDERS = 4
 
 
@@ -93,36 +98,81 @@ def systematic_patterns(domain: Domain, want: Sequence[Condition], bound: int = 
     return kept, singles
 
 
-def scp_orders(domain: Domain, want: Sequence[Condition], pdb_states: int, n_orders: int = DEFAULT_SCP_ORDERS
-               ) -> tuple[tuple[tuple[int, ...], ...], ...]:
-    """The orders of the goal ``want`` (see the module docstring), ``pdb_states // n_orders`` states each."""
+def candidates(domain: Domain, want: Sequence[Condition], pdb_states: int, n_orders: int = DEFAULT_SCP_ORDERS
+               ) -> tuple[tuple[int, ...], ...]:
+    """The goal's patterns (see the module docstring), within ``pdb_states // n_orders`` states: per goal fact its
+    pairs then the fact alone, then the other pairs, then the other facts alone, each kept while it fits."""
     per = pdb_states // n_orders
     pairs, singles = systematic_patterns(domain, want, min(SCP_PATTERN_STATES, per))
-    goal = [f for f in _goal_facts(domain, want) if (f,) in set(singles) or any(f in q for q in pairs)]
+    single = set(singles)
+    seq: list[tuple[int, ...]] = []
+    taken: set[tuple[int, ...]] = set()
+    for f in _goal_facts(domain, want):
+        for q in (*[q for q in pairs if f in q], (f,)):
+            if q not in taken and (len(q) == 2 or q in single):
+                taken.add(q)
+                seq.append(q)
+    seq += [q for q in pairs if q not in taken] + [q for q in singles if q not in taken]
+    kept: list[tuple[int, ...]] = []
+    used = 0
+    for q in seq:
+        n = pattern_size(domain, q)
+        if used + n <= per:
+            kept.append(q)
+            used += n
+    return tuple(kept)
+
+
+def sparse_saturated(sat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A pattern's saturated costs as (actions, costs), its positive ones in ascending action order."""
+    acts = np.flatnonzero(sat > 0.0)
+    return acts, sat[acts]
+
+
+def rank_orders(patterns: Sequence[tuple[int, ...]], full: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                n_orders: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """The orders of ``patterns`` (the goal's `candidates`), from each one's distances and saturated costs under
+    the domain's full least costs (``full[i] = (d, actions, costs)``, `sparse_saturated`): greedy, best score first
+    (ties in candidate order). With ``h`` the largest finite distance, ``m`` their mean, ``S`` the sum of the
+    saturated costs and ``T`` the costs it takes that the other patterns also want (per action, the least of its
+    saturated cost and the others' sum): order 0 by ``h / (1 + S)``, 1 by ``m / (1 + S)``, 2 by ``h / (1 + T)``,
+    3 the candidates' own order (goal facts first). Sums are `math.fsum` (the same float whatever the order), so
+    both planners rank the same floats the same way."""
+    heights, means, spent = [], [], []
+    demand: dict[int, list[float]] = {}
+    for d, acts, costs in full:
+        finite = d[np.isfinite(d)]
+        heights.append(float(finite.max()) if len(finite) else 0.0)
+        means.append(math.fsum(finite.tolist()) / len(finite) if len(finite) else 0.0)
+        spent.append(math.fsum(costs.tolist()))
+        for a, c in zip(acts.tolist(), costs.tolist(), strict=True):
+            demand.setdefault(a, []).append(c)
+    total = {a: math.fsum(v) for a, v in demand.items()}
+    stolen = [math.fsum(min(c, total[a] - c) for a, c in zip(acts.tolist(), costs.tolist(), strict=True))
+              for _d, acts, costs in full]
+    scores = [
+        [h / (1.0 + s) for h, s in zip(heights, spent, strict=True)],
+        [m / (1.0 + s) for m, s in zip(means, spent, strict=True)],
+        [h / (1.0 + t) for h, t in zip(heights, stolen, strict=True)],
+        [0.0] * len(patterns),
+    ]
     out = []
     for k in range(n_orders):
-        if goal:
-            shift = k % len(goal)
-            firsts = goal[shift:] + goal[:shift]
-        else:
-            firsts = []
-        seq: list[tuple[int, ...]] = []
-        taken: set[tuple[int, ...]] = set()
-        for f in firsts:
-            for q in (*[q for q in pairs if f in q], (f,)):
-                if q not in taken and (len(q) == 2 or q in singles):
-                    taken.add(q)
-                    seq.append(q)
-        seq += [q for q in pairs if q not in taken] + [q for q in singles if q not in taken]
-        kept: list[tuple[int, ...]] = []
-        used = 0
-        for q in seq:
-            n = pattern_size(domain, q)
-            if used + n <= per:
-                kept.append(q)
-                used += n
-        out.append(tuple(kept))
+        rank = sorted(range(len(patterns)), key=lambda i, sc=scores[k]: -sc[i])  # stable: ties in candidate order
+        out.append(tuple(patterns[i] for i in rank))
     return tuple(out)
+
+
+def scp_orders(domain: Domain, want: Sequence[Condition], pdb_states: int, min_cost: Sequence[float],
+               n_orders: int = DEFAULT_SCP_ORDERS) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """The orders of the goal ``want`` by numpy (the reference's; the Warp planner ranks its device's tables,
+    the same floats, with `rank_orders`)."""
+    patterns = candidates(domain, want, pdb_states, n_orders)
+    full = []
+    for p in patterns:
+        d, sat = distances(domain, p, min_cost, want, saturated=True)
+        full.append((d, *sparse_saturated(np.minimum(sat, np.asarray(min_cost, dtype=np.float64)))))
+    return rank_orders(patterns, full, n_orders)
 
 
 def partition(domain: Domain, orders: Sequence[Sequence[Sequence[int]]], min_cost: Sequence[float],
@@ -153,7 +203,7 @@ class ReferencePartitions:
         self._goals: dict[tuple[Condition, ...], Any] = {}
 
     def orders(self, want: Sequence[Condition]) -> tuple[tuple[tuple[int, ...], ...], ...]:
-        return scp_orders(self.domain, want, self.pdb_states, self.n_orders)
+        return scp_orders(self.domain, want, self.pdb_states, self.min_cost, self.n_orders)
 
     def tables(self, want: Sequence[Condition]) -> list[list[tuple[list[int], list[int], list[int], list[int], Any,
                                                                    Any]]]:
@@ -207,12 +257,41 @@ class ReferencePartitions:
         return top * factor
 
 
-def partition_tables(domain: Domain, goals: Sequence[Any], min_cost: np.ndarray, pdb_states: int,
+def candidate_tables(domain: Domain, goals: Sequence[Any], min_cost: np.ndarray, pdb_states: int,
                      n_orders: int = DEFAULT_SCP_ORDERS) -> Any:
-    """Every goal's orders, flattened (`goap.planners.pdb.PatternTables`; the distances and saturated costs are
-    computed on the device)."""
+    """Every goal's `candidates`, each pattern an order of its own at the full least costs, flattened
+    (`goap.planners.pdb.PatternTables`): what the Warp planner ranks the orders from."""
     pdb_states = check_pdb_states(pdb_states)
     n_orders = check_scp_orders(n_orders)
-    per_goal = [scp_orders(domain, g.want, pdb_states, n_orders) for g in goals]
-    check_table_bytes(domain, [[p for order in orders for p in order] for orders in per_goal], "the goal table")
-    return flatten_patterns(domain, goals, per_goal, min_cost)
+    per_goal = [candidates(domain, g.want, pdb_states, n_orders) for g in goals]
+    check_table_bytes(domain, per_goal, "the goal table")
+    return flatten_patterns(domain, goals, [tuple((p,) for p in patterns) for patterns in per_goal], min_cost)
+
+
+def device_orders(host: Any, dist: np.ndarray, sat: np.ndarray, n_orders: int
+                  ) -> list[tuple[tuple[tuple[int, ...], ...], ...]]:
+    """Per goal of `candidate_tables` ``host``, its orders (`rank_orders`) from the device's distances ``dist``
+    and saturated costs per action row ``sat`` (`goap.planners.warp_astar.build_tables`)."""
+    out = []
+    for g, patterns in enumerate(host.patterns):
+        full = []
+        for k in range(int(host.goal_start[g]), int(host.goal_start[g + 1])):
+            rows = np.arange(host.act_start[k], host.act_start[k + 1])
+            keep = sat[rows] > 0.0
+            order = np.argsort(host.act_action[rows][keep], kind="stable")
+            acts = host.act_action[rows][keep][order].astype(np.int64)
+            full.append((dist[host.dist_start[k]:host.dist_start[k + 1]], acts, sat[rows][keep][order]))
+        out.append(rank_orders(patterns, full, n_orders))
+    return out
+
+
+def partition_tables(domain: Domain, goals: Sequence[Any], min_cost: np.ndarray, pdb_states: int,
+                     n_orders: int = DEFAULT_SCP_ORDERS, orders: Sequence[Any] | None = None) -> Any:
+    """Every goal's orders (``orders``, per goal; default: `scp_orders`, by numpy), flattened
+    (`goap.planners.pdb.PatternTables`; the distances and saturated costs are computed on the device)."""
+    pdb_states = check_pdb_states(pdb_states)
+    n_orders = check_scp_orders(n_orders)
+    if orders is None:
+        orders = [scp_orders(domain, g.want, pdb_states, min_cost, n_orders) for g in goals]
+    check_table_bytes(domain, [[p for order in o for p in order] for o in orders], "the goal table")
+    return flatten_patterns(domain, goals, orders, min_cost)

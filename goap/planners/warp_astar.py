@@ -82,7 +82,13 @@ from goap.planners.base import (
     relevance,
 )
 from goap.planners.pdb import DEFAULT_PDB_STATES, check_pdb_states, pattern_tables
-from goap.planners.scp import DEFAULT_SCP_ORDERS, check_scp_orders, partition_tables
+from goap.planners.scp import (
+    DEFAULT_SCP_ORDERS,
+    candidate_tables,
+    check_scp_orders,
+    device_orders,
+    partition_tables,
+)
 from goap.planners.stubborn import (
     DEFAULT_MIN_PRUNING_RATIO,
     DEFAULT_PRUNING,
@@ -969,8 +975,12 @@ class WarpAStarPlanner:
                 empty = pattern_tables(self.domain, (), self.tables.min_cost, self.pdb_states)
                 self._no_patterns = to_device(_WithDistances(empty), kp.PatternLookup, dev)
             return self._no_patterns
-        if scp:
-            host = partition_tables(self.domain, gt.goals, self.tables.min_cost, self.pdb_states, self.scp_orders)
+        if scp:  # the candidates at full costs first, ranked into orders (goap.planners.scp.rank_orders)
+            least = self.tables.min_cost
+            first = candidate_tables(self.domain, gt.goals, least, self.pdb_states, self.scp_orders)
+            pt, sat = build_tables(first, dev, True)
+            orders = device_orders(first, pt.dist.numpy(), sat.numpy(), self.scp_orders)
+            host = partition_tables(self.domain, gt.goals, least, self.pdb_states, self.scp_orders, orders)
         else:
             host = pattern_tables(self.domain, gt.goals, self.tables.min_cost, self.pdb_states)
         pt, sat = build_tables(host, dev, scp)
