@@ -77,9 +77,29 @@ def _radix(domain: Domain) -> list[int]:
     return [f.max - f.min + 1 for f in domain.facts]
 
 
+_PER_DOMAIN: dict[tuple[int, str], tuple[Domain, Any]] = {}
+
+
+def _per_domain(domain: Domain, key: str, make: Any) -> Any:
+    """``make(domain)``, kept for the last few domains (by identity; domains are immutable). Callers must not
+    modify what it returns."""
+    got = _PER_DOMAIN.get((id(domain), key))
+    if got is not None and got[0] is domain:
+        return got[1]
+    if len(_PER_DOMAIN) >= 16:
+        _PER_DOMAIN.clear()
+    value = make(domain)
+    _PER_DOMAIN[(id(domain), key)] = (domain, value)
+    return value
+
+
 def _action_facts(domain: Domain) -> list[tuple[set[int], set[int], list[tuple[set[int], set[int]]]]]:
     """Per action: facts of its preconditions, facts its unconditional effects change, and per conditional effect
     (the facts of its condition, the facts it changes)."""
+    return _per_domain(domain, "action_facts", _make_action_facts)
+
+
+def _make_action_facts(domain: Domain) -> list[tuple[set[int], set[int], list[tuple[set[int], set[int]]]]]:
     fi = domain.fact_index
     out = []
     for action in domain.actions:
@@ -93,6 +113,10 @@ def _action_facts(domain: Domain) -> list[tuple[set[int], set[int], list[tuple[s
 def causal_parents(domain: Domain) -> list[list[int]]:
     """Per fact f, the facts that decide whether and how f changes: the preconditions of every action changing f,
     and the conditions of its conditional effects on f (sorted, f itself left out)."""
+    return [list(p) for p in _per_domain(domain, "causal_parents", _make_causal_parents)]
+
+
+def _make_causal_parents(domain: Domain) -> list[list[int]]:
     parents: list[set[int]] = [set() for _ in domain.facts]
     for pre, eff, whens in _action_facts(domain):
         for f in eff:
@@ -202,23 +226,18 @@ def relevant_actions(domain: Domain, pattern: Sequence[int]) -> list[int]:
     return sorted({a for f in pattern for a in changers[f]})
 
 
-_CHANGERS: dict[int, tuple[Domain, list[list[int]]]] = {}
-
-
 def _changers(domain: Domain) -> list[list[int]]:
-    """Per fact, the actions that may change it (kept for the last few domains, by identity)."""
-    got = _CHANGERS.get(id(domain))
-    if got is not None and got[0] is domain:
-        return got[1]
+    """Per fact, the actions that may change it."""
+    return _per_domain(domain, "changers", _make_changers)
+
+
+def _make_changers(domain: Domain) -> list[list[int]]:
     names = {f.name: i for i, f in enumerate(domain.facts)}
     out: list[list[int]] = [[] for _ in domain.facts]
     for a, action in enumerate(domain.actions):
         for f in sorted({names[e.fact] for e in action.effects} | {names[e.fact] for w in action.when
                                                                    for e in w.effects}):
             out[f].append(a)
-    if len(_CHANGERS) >= 8:
-        _CHANGERS.clear()
-    _CHANGERS[id(domain)] = (domain, out)
     return out
 
 

@@ -17,7 +17,8 @@ nothing in exact arithmetic (d_p[s] <= rc(a) + d_p[s'] on every transition) and 
 
 Orders (the planners' option ``scp_orders``, 1..`MAX_SCP_ORDERS`): the goal's `candidates` are its systematic
 patterns in a fixed order (per goal fact its pairs, then the fact alone; then the other pairs in cone order, then
-the other facts alone), kept while they fit ``pdb_states // orders`` abstract states. Each order is a greedy
+the other facts alone), kept while they fit ``pdb_states // orders`` abstract states and ``SCP_ROWS // orders``
+projected action rows. Each order is a greedy
 ranking of all of them (`rank_orders`) by a score from each pattern's distances and saturated costs under the full
 least costs, computed once per goal (no state is sampled): order 0 by the largest finite distance over the
 saturated costs' sum (plus 1), order 1 by the mean finite distance over the same, order 2 by the largest over the
@@ -55,12 +56,16 @@ from goap.planners.pdb import (
     distances,
     flatten_patterns,
     pattern_size,
+    relevant_actions,
     strides,
 )
 
 #: The most abstract states of one systematic pattern: a larger one is left out (its tables would crowd out the
 #: rest of the goal's share of ``pdb_states``).
 SCP_PATTERN_STATES = 1 << 12
+#: The most projected action rows (one per pattern and action that changes one of its facts) of one goal's orders,
+#: all together: a pattern that would pass it is left out (building the tables costs about their rows).
+SCP_ROWS = 1 << 17
 #: Orders per goal (planner option ``scp_orders``): the default and the most.
 DEFAULT_SCP_ORDERS = 2
 MAX_SCP_ORDERS = 4
@@ -84,7 +89,7 @@ def systematic_patterns(domain: Domain, want: Sequence[Condition], bound: int = 
     (the pairs, the single facts), each in cone order (a pair's facts in cone order too)."""
     radix = _radix(domain)
     parents = causal_parents(domain)
-    facts = _action_facts(domain)
+    facts = [f for f in _action_facts(domain) if f[2]]  # the actions with conditional effects
     order = cone(domain, want)
     rank = {f: i for i, f in enumerate(order)}
     singles = [(f,) for f in order if radix[f] <= bound and _unknown_whens(facts, {f}) <= WHEN_CAP]
@@ -100,8 +105,9 @@ def systematic_patterns(domain: Domain, want: Sequence[Condition], bound: int = 
 
 def candidates(domain: Domain, want: Sequence[Condition], pdb_states: int, n_orders: int = DEFAULT_SCP_ORDERS
                ) -> tuple[tuple[int, ...], ...]:
-    """The goal's patterns (see the module docstring), within ``pdb_states // n_orders`` states: per goal fact its
-    pairs then the fact alone, then the other pairs, then the other facts alone, each kept while it fits."""
+    """The goal's patterns (see the module docstring), within ``pdb_states // n_orders`` states and
+    ``SCP_ROWS // n_orders`` projected action rows: per goal fact its pairs then the fact alone, then the other
+    pairs, then the other facts alone, each kept while it fits."""
     per = pdb_states // n_orders
     pairs, singles = systematic_patterns(domain, want, min(SCP_PATTERN_STATES, per))
     single = set(singles)
@@ -114,12 +120,13 @@ def candidates(domain: Domain, want: Sequence[Condition], pdb_states: int, n_ord
                 seq.append(q)
     seq += [q for q in pairs if q not in taken] + [q for q in singles if q not in taken]
     kept: list[tuple[int, ...]] = []
-    used = 0
+    used = rows = 0
     for q in seq:
-        n = pattern_size(domain, q)
-        if used + n <= per:
+        n, m = pattern_size(domain, q), len(relevant_actions(domain, q))
+        if used + n <= per and rows + m <= SCP_ROWS // n_orders:
             kept.append(q)
             used += n
+            rows += m
     return tuple(kept)
 
 
