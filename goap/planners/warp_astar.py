@@ -246,7 +246,6 @@ class WarpAStarPlanner:
         self._pruning_tables = self._no_pruning = None
         self._no_pruning = self._pruning_struct(0)
         self._no_patterns: Any = None  # the pattern struct of every heuristic but pdb and scp (never read)
-        self._saturated: dict[int, Any] = {}  # scp: per goal table (by id), the saturated cost of each action row
         self._sets: list[Any] = []  # level-0 scratch sets (one per CPU worker), each of _set_rows rows
         self._set_rows = 0
         self._arena: Any = None  # the escalated levels' shared scratch (bytes), and views of it by (level, rows)
@@ -983,13 +982,9 @@ class WarpAStarPlanner:
             host = partition_tables(self.domain, gt.goals, least, self.pdb_states, self.scp_orders, orders)
         else:
             host = pattern_tables(self.domain, gt.goals, self.tables.min_cost, self.pdb_states)
-        pt, sat = build_tables(host, dev, scp)
+        pt, _sat = build_tables(host, dev, scp)
         lookup = to_device(_WithDistances(host, 0), kp.PatternLookup, dev)
         lookup.dist = pt.dist
-        if scp:
-            if len(self._saturated) > 64:
-                self._saturated.clear()
-            self._saturated[id(gt)] = sat
         return lookup
 
 
