@@ -302,6 +302,20 @@ def test_ipc_tasks_optimal(name, heuristic):
         assert f.expanded[0] <= lm.expanded[0]
 
 
+@pytest.mark.parametrize("name", ["depot/task03", "elevators/task03", "gripper/task04"])
+def test_larger_ipc_tasks_optimal_with_scp(name):
+    """The IPC tasks LM-cut takes longest on: optimal with scp (the Warp planner alone: the reference is Python),
+    each within seconds."""
+    if name not in TASKS:
+        pytest.skip(f"{name} is not in the task set")
+    task = load_pddl(*TASKS[name])
+    fast = WarpAStarPlanner(task.domain, heuristic="scp", device=DEVICE, threads=1)
+    f = fast.plan(fast.tables.pack(task.state)[None], np.array([task.goal]))
+    assert Status(int(f.status[0])) == Status.OK and f.cost[0] == optimal_costs(PDDL_DIR)[name]
+    end = task.domain.replay(task.state, f.plan(0))
+    assert task.domain.satisfies(end, task.domain.goals[task.goal].want)
+
+
 def test_solve_cli_takes_the_heuristic(capsys):
     from goap.cli import main
 
