@@ -31,7 +31,7 @@ from goap.argtypes import (
 from goap.domain import BOOL, ENUM, DomainError
 from goap.domain_file import load_domain
 from goap.launch import CaptureError
-from goap.planners.base import DEFAULT_MAX_NODES, DEFAULT_MAX_PLAN_LENGTH, PLANNERS
+from goap.planners.base import DEFAULT_MAX_NODES, DEFAULT_MAX_PLAN_LENGTH, HEURISTICS, PLANNERS
 
 
 class CliError(Exception):
@@ -100,6 +100,9 @@ def _solve_arguments(s: argparse.ArgumentParser) -> None:
                         "pair the limit holds for parsing, grounding, encoding and search, and the row names the phase")
     s.add_argument("--pruning", default=None, choices=("none", "stubborn"),
                    help="partial-order reduction: none, or strong stubborn sets (optimal costs kept); default: none")
+    s.add_argument("--heuristic", default=None, choices=HEURISTICS,
+                   help="the search's admissible heuristic (default: lmcut for a PDDL pair, the planner's own "
+                        "otherwise); scp / max_lmcut_scp: saturated cost partitioning over projections")
     s.add_argument("--translate", default=None, choices=("fdr", "strips"),
                    help="PDDL: the task's form, fdr (finite-domain variables from mutex groups, pruned; the default) "
                         "or strips (one bool fact per atom)")
@@ -411,6 +414,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     tables = encode(domain)
     problems = load_problems(args.problems, tables)
     options: dict[str, Any] = {"max_nodes": args.max_nodes, "max_plan_length": args.max_plan_length, **threaded}
+    if getattr(args, "heuristic", None) is not None:
+        options["heuristic"] = args.heuristic
     if args.pruning is not None:
         if name == "warp-hda" and args.pruning != "none":
             raise ValueError("--pruning stubborn with --threads > 1: the HDA* planner prunes nothing; use one thread")

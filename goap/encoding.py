@@ -352,8 +352,9 @@ def scratch_bytes_per_agent(
     per_node = 8 * n_words * (m + 1) + 28 * m + 4 * hash_size(m)
     per_agent = 8 * a + 8 * max(1, n_facts)
     per_agent += 8 * max(1, n_pre) if heuristic == "hmax_depth2" else 8
-    per_agent += 12 * a + 20 * c + 4 * HMAX_BUCKETS + 4 if heuristic in ("hmax", "lmcut", "max_lmcut_pdb") else 36
-    per_agent += 24 * a + 12 * c if heuristic in ("lmcut", "max_lmcut_pdb") else 36
+    lm = ("lmcut", "max_lmcut_pdb", "max_lmcut_scp")
+    per_agent += 12 * a + 20 * c + 4 * HMAX_BUCKETS + 4 if heuristic == "hmax" or heuristic in lm else 36
+    per_agent += 24 * a + 12 * c if heuristic in lm else 36
     return per_node + per_agent + 4 * max_plan_length + 18
 
 

@@ -387,7 +387,7 @@ def _row(suite: str, group: str, problem: str, config: PlannerConfig, **values: 
 def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, settings: Settings
                   ) -> list[dict[str, Any]]:
     from goap.planners import make_planner
-    from goap.planners.base import PDB_HEURISTICS, PDDL_HEURISTIC, PDDL_PRUNING, Status
+    from goap.planners.base import PDB_HEURISTICS, PDDL_HEURISTIC, PDDL_PRUNING, SCP_HEURISTICS, Status
 
     n = len(batch)
     serial = config.name == "reference"
@@ -408,7 +408,7 @@ def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, setti
         if (n < 16 or settings.solo) and "chunk_size" not in kwargs and _accepts(config.name, "chunk_size"):
             kwargs["chunk_size"] = 1  # on the CPU: scratch for 1 agent per thread, not 16
     global _paused
-    builds = kwargs.get("heuristic") in PDB_HEURISTICS and not serial
+    builds = kwargs.get("heuristic") in (*PDB_HEURISTICS, *SCP_HEURISTICS) and not serial
     if builds:  # the tables' kernels are loaded before the clock: the planner launches them when it is made
         _notify_phase("setup")
         t_load = time.perf_counter()
@@ -532,8 +532,9 @@ def _replay_goap(batch: ProblemBatch, i: int, plan: list[int]) -> tuple[bool, st
 
 
 #: Planner attributes that say what it computed and within which limits (`planner_settings`).
-SETTING_ATTRIBUTES = ("heuristic", "pruning", "pdb_states", "weight", "greedy", "max_nodes", "max_plan_length", "pools",
-                      "max_escalated_nodes", "threads", "chunk_size", "max_scratch_bytes", "device")
+SETTING_ATTRIBUTES = ("heuristic", "pruning", "pdb_states", "scp_orders", "weight", "greedy", "max_nodes",
+                      "max_plan_length", "pools", "max_escalated_nodes", "threads", "chunk_size", "max_scratch_bytes",
+                      "device")
 
 
 def planner_settings(planner: Any) -> dict[str, Any]:

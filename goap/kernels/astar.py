@@ -5,7 +5,9 @@ sums, same (f, h, node) order on the open list, same pool checks, the same stubb
 expanded state's set computed by `goap.kernels.stubborn.stubborn_set`, only its applicable actions expanded), so
 both planners expand the same nodes and return the same statuses, costs and plans. The ``pdb`` heuristic reads
 the pattern databases of the goal table (``pt``, built once by `goap.kernels.pdb`), scaled by a factor the
-per-search loop over actions computes. The
+per-search loop over actions computes; ``scp`` reads the same layout as sums over orders of patterns
+(`goap.kernels.pdb.scp_value`), ``max_lmcut_pdb`` / ``max_lmcut_scp`` add LM-cut where the tables leave a state
+open. The
 rules (goal test, precondition test, effects) are the ones of `goap.kernels.semantics`, applied to node rows:
 thread t's node n is row ``t * (pool + 1) + n`` of ``node_state``.
 
@@ -61,7 +63,7 @@ import warp as wp
 
 from goap.encoding import HMAX_BUCKETS
 from goap.kernels.codes import ST_BUDGET, ST_NO_PLAN, ST_OK, ST_SATISFIED, ST_TOO_LONG
-from goap.kernels.pdb import PatternLookup, pdb_value
+from goap.kernels.pdb import PatternLookup, pdb_value, scp_value
 from goap.kernels.semantics import (
     CondList,
     DomainTables,
@@ -84,7 +86,10 @@ HEUR_LMCUT = wp.constant(3)
 HEUR_PDB = wp.constant(4)
 #: The heuristics' codes (``Search.heuristic``), by their names in `goap.planners.base.HEURISTICS`.
 HEUR_MAX_LMCUT_PDB = wp.constant(5)
-HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3, "pdb": 4, "max_lmcut_pdb": 5}
+HEUR_SCP = wp.constant(6)
+HEUR_MAX_LMCUT_SCP = wp.constant(7)
+HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3, "pdb": 4, "max_lmcut_pdb": 5,
+                   "scp": 6, "max_lmcut_scp": 7}
 RELAXED_AFTER = wp.constant(RELAXED_CHECK_AFTER)
 OUTSIDE = wp.constant(-2)  # cond_pos of a condition outside the goal's cone, act_left of an action outside or off
 BUCKETS = wp.constant(HMAX_BUCKETS)  # h_max's bucket queue: integral action costs below this (else the binary heap)
@@ -1152,10 +1157,11 @@ def pdb_heuristic(
     lay_word: wp.array(dtype=wp.int32), lay_shift: wp.array(dtype=wp.int32), lay_mask: wp.array(dtype=wp.uint64),
     goal_start: wp.array(dtype=wp.int32), pattern_rows: wp.array2d(dtype=wp.int32),
     fact_rows: wp.array2d(dtype=wp.int32), dist: wp.array(dtype=wp.float64), g: int, factor: wp.float64,
-    c_min: wp.float64,
+    c_min: wp.float64, summed: int,
 ) -> wp.float64:
     """h of node row r for ``pdb``: the scaled pattern-database value (`goap.kernels.pdb.pdb_value`), maxed with
-    the step-count bound; 0 when the goal holds, inf at a dead end."""
+    the step-count bound; 0 when the goal holds, inf at a dead end. With ``summed`` (``scp``) the tables' value is
+    `goap.kernels.pdb.scp_value` (sums over orders)."""
     unsat = int(0)
     for j in range(at.start[g], at.start[g + 1]):
         v = field_value(node_state[r, at.word[j]], at.shift[j], at.mask[j])
@@ -1163,8 +1169,13 @@ def pdb_heuristic(
             unsat += 1
     if unsat == 0:
         return wp.float64(0.0)
-    term = pdb_value(node_state, r, lay_word, lay_shift, lay_mask, goal_start, pattern_rows, fact_rows, dist, g,
-                     factor)
+    term = wp.float64(0.0)
+    if summed != 0:
+        term = scp_value(node_state, r, lay_word, lay_shift, lay_mask, goal_start, pattern_rows, fact_rows, dist, g,
+                         factor)
+    else:
+        term = pdb_value(node_state, r, lay_word, lay_shift, lay_mask, goal_start, pattern_rows, fact_rows, dist, g,
+                         factor)
     if is_inf(term):
         return wp.float64(wp.inf)
     e = max_achieved[g]
@@ -1224,13 +1235,13 @@ def heuristic(
 @wp.func
 def max_lmcut_pdb(
     sc: Scratch, t: int, r: int, dt: DomainTables, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance,
-    c_min: wp.float64, per_agent: int, pt: PatternLookup, factor: wp.float64,
+    c_min: wp.float64, per_agent: int, pt: PatternLookup, factor: wp.float64, summed: int,
 ) -> wp.float64:
-    """``max_lmcut_pdb`` of node row r: the pattern databases first (a table lookup), LM-cut only where they do not
-    prove a dead end; the larger of the two."""
+    """``max_lmcut_pdb`` (``max_lmcut_scp`` with ``summed``) of node row r: the tables first (a lookup), LM-cut
+    only where they do not prove a dead end; the larger of the two."""
     lay = dt.layout
     hp = pdb_heuristic(sc.node_state, r, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask, pt.goal_start,
-                       pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min)
+                       pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min, summed)
     if is_inf(hp):
         return hp
     return wp.max(hp, heuristic(sc, t, r, dt, gt, g, ct, rel, c_min, HEUR_LMCUT, per_agent))
@@ -1369,7 +1380,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                         c = inf
                 sc.act_cost[t, a] = c
                 c_min = wp.min(c_min, c)
-                if s.heuristic == HEUR_PDB or s.heuristic == HEUR_MAX_LMCUT_PDB:
+                if s.heuristic >= HEUR_PDB:  # pdb, scp and their max with LM-cut
                     if dt.min_cost[a] > wp.float64(0.0):
                         factor = wp.min(factor, c / dt.min_cost[a])
             rx = dt.relaxed
@@ -1390,13 +1401,16 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                 resume.slot_of[row] = -1
                 if cont >= resume.slots:
                     cont = -1
+            summed = int(0)  # scp: the tables' value sums over orders
+            if s.heuristic == HEUR_SCP or s.heuristic == HEUR_MAX_LMCUT_SCP:
+                summed = 1
             h0 = wp.float64(0.0)
-            if s.heuristic == HEUR_PDB:
+            if s.heuristic == HEUR_PDB or s.heuristic == HEUR_SCP:
                 h0 = pdb_heuristic(sc.node_state, base, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask,
-                                   pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min)
-            elif s.heuristic == HEUR_MAX_LMCUT_PDB:
+                                   pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min, summed)
+            elif s.heuristic == HEUR_MAX_LMCUT_PDB or s.heuristic == HEUR_MAX_LMCUT_SCP:
                 if cont < 0:
-                    h0 = max_lmcut_pdb(sc, t, base, dt, gt, g, ct, rel, c_min, per_agent, pt, factor)
+                    h0 = max_lmcut_pdb(sc, t, base, dt, gt, g, ct, rel, c_min, per_agent, pt, factor, summed)
             elif cheap:
                 h0 = unmet_goal_term(
                     sc.node_state, base, sc.act_cost, sc.act_h, sc.pre_cost, t, gt.atoms, gt.achievers,
@@ -1484,7 +1498,9 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                         break
                     expanded += 1
                     fresh = 1
-                    if expanded == RELAXED_AFTER and s.level == 0 and (cheap or s.heuristic == HEUR_PDB):
+                    if expanded == RELAXED_AFTER and s.level == 0 and (
+                        cheap or s.heuristic == HEUR_PDB or s.heuristic == HEUR_SCP
+                    ):
                         # (see goap.planners.base.RELAXED_CHECK_AFTER)
                         if not relaxed_reachable(sc, t, base, row, q, dt, gt, g):
                             proved = 1
@@ -1561,12 +1577,13 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                     known = sc.table[t, slot]
                     if known < 0:
                         h_child = wp.float64(0.0)
-                        if s.heuristic == HEUR_PDB:
+                        if s.heuristic == HEUR_PDB or s.heuristic == HEUR_SCP:
                             h_child = pdb_heuristic(
                                 sc.node_state, spare, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask,
-                                pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min)
-                        elif s.heuristic == HEUR_MAX_LMCUT_PDB:
-                            h_child = max_lmcut_pdb(sc, t, spare, dt, gt, g, ct, rel, c_min, per_agent, pt, factor)
+                                pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min, summed)
+                        elif s.heuristic == HEUR_MAX_LMCUT_PDB or s.heuristic == HEUR_MAX_LMCUT_SCP:
+                            h_child = max_lmcut_pdb(sc, t, spare, dt, gt, g, ct, rel, c_min, per_agent, pt, factor,
+                                                    summed)
                         elif cheap:
                             h_child = unmet_goal_term(
                                 sc.node_state, spare, sc.act_cost, sc.act_h, sc.pre_cost, t, gt.atoms, gt.achievers,

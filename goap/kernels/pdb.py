@@ -9,6 +9,13 @@ a value read may be this sweep's, which only speeds convergence; the fixpoint is
 fixpoint; at most one sweep per abstract state is ever needed (bounded by the caller). Every loop is bounded by the
 tables' sizes, and the conditional effects a state leaves undecided by ``2**WHEN_CAP`` outcomes.
 
+Saturated cost partitioning (`goap.planners.scp`) builds a goal's patterns order by order: per pattern,
+`scp_costs` sets its action rows' costs to the order's remaining costs, the sweeps above give its distances,
+`scp_saturate` has one thread per abstract state s with a finite distance take, per action row, ``wp.atomic_max``
+of ``d[s] - d[s']`` over its transitions to states s' with a finite one (rows start at 0; a max is the same float
+in any order), and `scp_subtract` has one thread per row clamp that to the remaining cost and take it off. The
+search reads the sum over an order's patterns, the max over orders (`scp_value`).
+
 Digits are read from an abstract index as ``(s // stride) % radix``; a successor's index is built by adding
 ``(new - old) * stride`` per effect, so no local arrays are needed.
 """
@@ -33,6 +40,7 @@ class PatternTables:
     dist: wp.array(dtype=wp.float64)
     act_start: wp.array(dtype=wp.int32)
     act_cost: wp.array(dtype=wp.float64)
+    act_action: wp.array(dtype=wp.int32)
     pre_start: wp.array(dtype=wp.int32)
     pre_pos: wp.array(dtype=wp.int32)
     pre_op: wp.array(dtype=wp.int32)
@@ -60,7 +68,8 @@ class PatternTables:
 @wp.struct
 class PatternLookup:
     """What a search reads of the pattern databases (`goap.planners.pdb.PatternTables`' names): goal g's patterns
-    ``goal_start[g]:goal_start[g + 1]``, per pattern p ``pattern_rows[p] = (fact_start, dist_start)``, per pattern
+    ``goal_start[g]:goal_start[g + 1]``, per pattern p ``pattern_rows[p] = (fact_start, dist_start, order_first)``,
+    per pattern
     fact ``fact_rows[k] = (fact, radix, stride)``, and the distances. Few arrays: the CPU backend copies a kernel's
     struct arguments for every thread, so the search kernel takes this, not the build's struct."""
 
@@ -161,6 +170,104 @@ def pdb_sweep(pt: PatternTables, p: int, changed: wp.array(dtype=wp.int32)):
     if best < d0:
         pt.dist[base + s] = best
         changed[0] = 1
+
+
+@wp.kernel(enable_backward=False)
+def scp_costs(pt: PatternTables, p: int, remaining: wp.array(dtype=wp.float64)):
+    """Pattern p's action row ``act_start[p] + tid`` costs its action's remaining cost."""
+    r = pt.act_start[p] + wp.tid()
+    pt.act_cost[r] = remaining[pt.act_action[r]]
+
+
+@wp.kernel(enable_backward=False)
+def scp_saturate(pt: PatternTables, p: int, sat: wp.array(dtype=wp.float64)):
+    """``sat[r] = max(sat[r], d[s] - d[s'])`` over abstract state s's transitions by each row r of pattern p to a
+    state s' (both distances finite; the transitions of `pdb_sweep`)."""
+    s = wp.tid()
+    base = pt.dist_start[p]
+    k0 = pt.fact_start[p]
+    d0 = pt.dist[base + s]
+    if d0 > wp.float64(1.0e300):
+        return
+    for r in range(pt.act_start[p], pt.act_start[p + 1]):
+        ok = int(1)
+        for i in range(pt.pre_start[r], pt.pre_start[r + 1]):
+            if ok != 0:
+                if not digit_holds(s, pt.pre_pos[i], k0, pt.radix, pt.stride, pt.pre_op[i], pt.pre_k[i]):
+                    ok = 0
+        if ok == 0:
+            continue
+        o = s
+        for i in range(pt.eff_start[r], pt.eff_start[r + 1]):
+            o = apply_digit(o, pt.eff_pos[i], k0, pt.radix, pt.stride, pt.eff_op[i], pt.eff_value[i])
+        undecided = int(0)
+        for w in range(pt.when_start[r], pt.when_start[r + 1]):
+            if when_status(pt, w, s, k0) == 2:
+                undecided += 1
+        most = wp.float64(0.0)
+        for combo in range(1 << undecided):  # at most 2**WHEN_CAP (goap.planners.pdb.select_patterns)
+            o2 = o
+            bit = int(0)
+            for w in range(pt.when_start[r], pt.when_start[r + 1]):
+                st = when_status(pt, w, s, k0)
+                on = st == 1
+                if st == 2:
+                    on = ((combo >> bit) & 1) != 0
+                    bit += 1
+                if on:
+                    for i in range(pt.weff_start[w], pt.weff_start[w + 1]):
+                        o2 = apply_digit(o2, pt.weff_pos[i], k0, pt.radix, pt.stride, pt.weff_op[i], pt.weff_value[i])
+            d1 = pt.dist[base + o2]
+            if d1 <= wp.float64(1.0e300):
+                most = wp.max(most, d0 - d1)
+        if most > wp.float64(0.0):
+            wp.atomic_max(sat, r, most)
+
+
+@wp.kernel(enable_backward=False)
+def scp_subtract(pt: PatternTables, p: int, sat: wp.array(dtype=wp.float64), remaining: wp.array(dtype=wp.float64)):
+    """Row ``act_start[p] + tid``: its saturated cost clamped to its action's remaining cost, and taken off it (a
+    pattern has one row per action)."""
+    r = pt.act_start[p] + wp.tid()
+    a = pt.act_action[r]
+    c = wp.min(sat[r], remaining[a])
+    sat[r] = c
+    remaining[a] = remaining[a] - c
+
+
+@wp.func
+def scp_value(
+    node_state: wp.array2d(dtype=wp.uint64), r: int, lay_word: wp.array(dtype=wp.int32),
+    lay_shift: wp.array(dtype=wp.int32), lay_mask: wp.array(dtype=wp.uint64), goal_start: wp.array(dtype=wp.int32),
+    pattern_rows: wp.array2d(dtype=wp.int32), fact_rows: wp.array2d(dtype=wp.int32), dist: wp.array(dtype=wp.float64),
+    g: int, factor: wp.float64,
+) -> wp.float64:
+    """``factor * max over orders of sum_p d_p`` of node row r for goal g
+    (`goap.planners.scp.ReferencePartitions.value`): 0 where the max is 0, inf where a d_p is inf; a pattern whose
+    fact holds a value outside its range counts 0."""
+    top = wp.float64(0.0)
+    total = wp.float64(0.0)
+    for p in range(goal_start[g], goal_start[g + 1]):
+        if pattern_rows[p, 2] != 0:
+            top = wp.max(top, total)
+            total = wp.float64(0.0)
+        idx = int(0)
+        ok = int(1)
+        for k in range(pattern_rows[p, 0], pattern_rows[p + 1, 0]):
+            f = fact_rows[k, 0]
+            v = field_value(node_state[r, lay_word[f]], lay_shift[f], lay_mask[f])
+            if v >= wp.uint64(fact_rows[k, 1]):
+                ok = 0
+            else:
+                idx += int(v) * fact_rows[k, 2]
+        if ok != 0:
+            total = total + dist[pattern_rows[p, 1] + idx]
+    top = wp.max(top, total)
+    if top > wp.float64(1.0e300):
+        return wp.float64(wp.inf)
+    if top == wp.float64(0.0):
+        return top
+    return top * factor
 
 
 @wp.func

@@ -134,7 +134,8 @@ def solve(args: argparse.Namespace) -> int:
     from goap.planners.hda import one_task_planner
 
     options: dict[str, Any] = {"max_nodes": args.max_nodes, "max_plan_length": args.max_plan_length,
-                               "heuristic": PDDL_HEURISTIC, "pruning": getattr(args, "pruning", None) or PDDL_PRUNING}
+                               "heuristic": getattr(args, "heuristic", None) or PDDL_HEURISTIC,
+                               "pruning": getattr(args, "pruning", None) or PDDL_PRUNING}
     planner_name, threaded = one_task_planner(args.planner, getattr(args, "threads", None))
     options.update(threaded)  # --threads K > 1: HDA* over K workers
     if planner_name == "warp-hda" and options.pop("pruning") != "none":

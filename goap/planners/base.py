@@ -195,11 +195,17 @@ class Planner(Protocol):
 #: h_max, h_max truncated after two regression levels (``hmax_depth2``) or one (``hmax_depth1``: the cheapest
 #: achiever of each unmet goal condition only), and pattern databases (``pdb``, `goap.planners.pdb`: exact goal
 #: distances in projections of the domain, built once per goal table), and the max of LM-cut and the pattern
-#: databases (``max_lmcut_pdb``: the tables first, LM-cut only where they leave the state open). The h_max family
-#: and pdb are consistent.
-HEURISTICS = ("lmcut", "hmax", "hmax_depth2", "hmax_depth1", "pdb", "max_lmcut_pdb")
+#: databases (``max_lmcut_pdb``: the tables first, LM-cut only where they leave the state open), saturated cost
+#: partitioning over projections (``scp``, `goap.planners.scp`: systematic patterns of one and two facts, the
+#: sum of their distances under costs split along an order) and its max with LM-cut (``max_lmcut_scp``, as
+#: ``max_lmcut_pdb``). The h_max family, pdb and scp are consistent.
+HEURISTICS = ("lmcut", "hmax", "hmax_depth2", "hmax_depth1", "pdb", "max_lmcut_pdb", "scp", "max_lmcut_scp")
 #: The heuristics that read the pattern databases (the planners build them for these only).
 PDB_HEURISTICS = ("pdb", "max_lmcut_pdb")
+#: The heuristics that read the saturated cost partitionings (built for these only).
+SCP_HEURISTICS = ("scp", "max_lmcut_scp")
+#: The heuristics that add LM-cut to a table lookup.
+MAX_LMCUT_HEURISTICS = ("max_lmcut_pdb", "max_lmcut_scp")
 #: The planners' default: on game-sized domains hmax_depth2 makes 5-9x the plans per CPU-second of lmcut and 3-4x
 #: those of hmax. Pattern databases (``pdb``) do far better on queries at the domain's own costs (2.8x on distinct
 #: soldier queries, 31x on deep village ones: benchmarks/plan_throughput.py --sections versus_c), but scale their
@@ -250,7 +256,7 @@ POP_FACTOR = 4
 #: checks it once, so that an unreachable goal is proved so then rather than by exhausting the reachable states.
 #: Easy queries end before it and never pay for the check.
 RELAXED_CHECK_AFTER = 32
-RELAXED_CHECK_HEURISTICS = ("hmax_depth2", "hmax_depth1", "pdb")
+RELAXED_CHECK_HEURISTICS = ("hmax_depth2", "hmax_depth1", "pdb", "scp")
 
 
 def pop_limit(pool: int) -> int:

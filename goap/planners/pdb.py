@@ -77,9 +77,29 @@ def _radix(domain: Domain) -> list[int]:
     return [f.max - f.min + 1 for f in domain.facts]
 
 
+_PER_DOMAIN: dict[tuple[int, str], tuple[Domain, Any]] = {}
+
+
+def _per_domain(domain: Domain, key: str, make: Any) -> Any:
+    """``make(domain)``, kept for the last few domains (by identity; domains are immutable). Callers must not
+    modify what it returns."""
+    got = _PER_DOMAIN.get((id(domain), key))
+    if got is not None and got[0] is domain:
+        return got[1]
+    if len(_PER_DOMAIN) >= 16:
+        _PER_DOMAIN.clear()
+    value = make(domain)
+    _PER_DOMAIN[(id(domain), key)] = (domain, value)
+    return value
+
+
 def _action_facts(domain: Domain) -> list[tuple[set[int], set[int], list[tuple[set[int], set[int]]]]]:
     """Per action: facts of its preconditions, facts its unconditional effects change, and per conditional effect
     (the facts of its condition, the facts it changes)."""
+    return _per_domain(domain, "action_facts", _make_action_facts)
+
+
+def _make_action_facts(domain: Domain) -> list[tuple[set[int], set[int], list[tuple[set[int], set[int]]]]]:
     fi = domain.fact_index
     out = []
     for action in domain.actions:
@@ -93,6 +113,10 @@ def _action_facts(domain: Domain) -> list[tuple[set[int], set[int], list[tuple[s
 def causal_parents(domain: Domain) -> list[list[int]]:
     """Per fact f, the facts that decide whether and how f changes: the preconditions of every action changing f,
     and the conditions of its conditional effects on f (sorted, f itself left out)."""
+    return [list(p) for p in _per_domain(domain, "causal_parents", _make_causal_parents)]
+
+
+def _make_causal_parents(domain: Domain) -> list[list[int]]:
     parents: list[set[int]] = [set() for _ in domain.facts]
     for pre, eff, whens in _action_facts(domain):
         for f in eff:
@@ -197,11 +221,24 @@ def strides(domain: Domain, pattern: Sequence[int]) -> list[int]:
 
 
 def relevant_actions(domain: Domain, pattern: Sequence[int]) -> list[int]:
-    """The actions that may change a pattern fact (unconditionally or by a conditional effect)."""
-    names = {domain.facts[f].name for f in pattern}
-    return [a for a, action in enumerate(domain.actions)
-            if any(e.fact in names for e in action.effects)
-            or any(e.fact in names for w in action.when for e in w.effects)]
+    """The actions that may change a pattern fact (unconditionally or by a conditional effect), ascending."""
+    changers = _changers(domain)
+    return sorted({a for f in pattern for a in changers[f]})
+
+
+def _changers(domain: Domain) -> list[list[int]]:
+    """Per fact, the actions that may change it."""
+    return _per_domain(domain, "changers", _make_changers)
+
+
+def _make_changers(domain: Domain) -> list[list[int]]:
+    names = {f.name: i for i, f in enumerate(domain.facts)}
+    out: list[list[int]] = [[] for _ in domain.facts]
+    for a, action in enumerate(domain.actions):
+        for f in sorted({names[e.fact] for e in action.effects} | {names[e.fact] for w in action.when
+                                                                   for e in w.effects}):
+            out[f].append(a)
+    return out
 
 
 def check_table_bytes(domain: Domain, patterns: Sequence[Sequence[Sequence[int]]], what: str) -> int:
@@ -237,11 +274,16 @@ def _apply(values: np.ndarray, effect: Any, lo: int, hi: int) -> np.ndarray:
     return np.clip(values + step, lo, hi)
 
 
-def distances(domain: Domain, pattern: Sequence[int], costs: Sequence[float], want: Sequence[Condition]) -> np.ndarray:
+def distances(domain: Domain, pattern: Sequence[int], costs: Sequence[float], want: Sequence[Condition],
+              saturated: bool = False) -> Any:
     """float64[n]: the abstract goal distance of every abstract state of ``pattern`` (inf: no abstract plan), with
     action costs ``costs`` (the domain's least costs), by Jacobi sweeps of the backward fixpoint over the explicit
     abstract transitions, made from the domain's own rules (`goap.domain.Condition`, `goap.domain.Effect`; see the
-    module docstring)."""
+    module docstring).
+
+    With ``saturated``, ``(d, sat)``: also float64[A], per domain action its saturated cost (`goap.planners.scp`),
+    ``max(0, max over its abstract transitions s -> s' with d[s] and d[s'] finite of d[s] - d[s'])``, 0 for an
+    action with no such transition (one that changes no pattern fact among them)."""
     n = pattern_size(domain, pattern)
     where = {f: j for j, f in enumerate(pattern)}
     stride = strides(domain, pattern)
@@ -314,18 +356,25 @@ def distances(domain: Domain, pattern: Sequence[int], costs: Sequence[float], wa
                     out[j] = np.where(apply, _apply(cur, e, lo[j], hi[j]), cur)
             keep = np.flatnonzero(valid)
             dst = successor(rows, out)[keep]
-            parts.append((rows[keep].astype(np.int32), dst.astype(np.int32), float(costs[a])))
+            parts.append((rows[keep].astype(np.int32), dst.astype(np.int32), float(costs[a]), a))
     columns.clear()
     del digits
     d = np.where(goal_ok, 0.0, np.inf)
     for _sweep in range(n + 1):
         new = d.copy()
-        for src, dst, c in parts:
+        for src, dst, c, _a in parts:
             new[src] = np.minimum(new[src], c + d[dst])
         if np.array_equal(new, d):
             break
         d = new
-    return d
+    if not saturated:
+        return d
+    sat = np.zeros(len(domain.actions), dtype=np.float64)
+    for src, dst, _c, a in parts:
+        live = np.isfinite(d[src]) & np.isfinite(d[dst])
+        if live.any():
+            sat[a] = max(sat[a], float(np.max(d[src][live] - d[dst][live])))
+    return d, sat
 
 
 class ReferencePatterns:
@@ -394,7 +443,9 @@ class PatternTables:
     effects ``when_start``, each with conditions ``wcond_*``, effects ``weff_*`` and ``wunknown`` (1: its condition
     also reads a fact outside the pattern). The goal's conditions on pattern facts: ``gcond_*`` per pattern.
     Conditions are ``digit op k`` on encoded values (``k`` clamped to -1..radix); effects set ``value`` (op 0) or
-    add it, clamped to 0..radix-1 (op 1).
+    add it, clamped to 0..radix-1 (op 1). A goal's patterns come in *orders* (`goap.planners.scp`): a run of
+    patterns from one with ``order_first`` 1 to the next; for ``pdb`` each pattern is an order of its own. Row r is
+    domain action ``act_action[r]`` (the saturated costs' build reads it).
     """
 
     goal_start: np.ndarray  # int32[G + 1]
@@ -427,6 +478,8 @@ class PatternTables:
     gcond_pos: np.ndarray
     gcond_op: np.ndarray
     gcond_k: np.ndarray
+    act_action: np.ndarray  # int32[R]: the domain action of each projected action row
+    order_first: np.ndarray  # int32[P]: 1 where pattern p begins an order (every pattern, for pdb)
     patterns: tuple[tuple[tuple[int, ...], ...], ...] = ()  # per goal, its patterns (host only)
 
     @property
@@ -435,8 +488,10 @@ class PatternTables:
 
     @property
     def pattern_rows(self) -> np.ndarray:
-        """int32[P + 1, 2]: per pattern (fact_start, dist_start), what a search reads (`goap.kernels.pdb`)."""
-        return np.stack([self.fact_start, self.dist_start], axis=1).astype(np.int32)
+        """int32[P + 1, 3]: per pattern (fact_start, dist_start, order_first), what a search reads
+        (`goap.kernels.pdb`; the last row's order_first is 0)."""
+        first = np.append(np.asarray(self.order_first, dtype=np.int32), np.int32(0))
+        return np.stack([self.fact_start, self.dist_start, first], axis=1).astype(np.int32)
 
     @property
     def fact_rows(self) -> np.ndarray:
@@ -451,14 +506,22 @@ class PatternTables:
 def pattern_tables(domain: Domain, goals: Sequence[Any], min_cost: np.ndarray, pdb_states: int) -> PatternTables:
     """Select every goal's patterns and flatten their projections (distances are computed on the device)."""
     pdb_states = check_pdb_states(pdb_states)
-    fi = domain.fact_index
     per_goal = [select_patterns(domain, g.want, pdb_states) for g in goals]
     check_table_bytes(domain, per_goal, "the goal table")
+    return flatten_patterns(domain, goals, [tuple((p,) for p in patterns) for patterns in per_goal], min_cost)
+
+
+def flatten_patterns(domain: Domain, goals: Sequence[Any], per_goal: Sequence[Sequence[Sequence[Sequence[int]]]],
+                     min_cost: np.ndarray) -> PatternTables:
+    """Flatten the projections of every goal's orders of patterns (``per_goal[g]``: its orders, each a sequence
+    of patterns) into `PatternTables`, each row at the domain's least cost ``min_cost`` (sizes checked by the
+    caller, `check_table_bytes`)."""
+    fi = domain.fact_index
     lists: dict[str, list] = {name: [] for name in (
         "goal_start", "fact_start", "fact", "radix", "stride", "dist_start", "act_start", "act_cost", "pre_start",
         "pre_pos", "pre_op", "pre_k", "eff_start", "eff_pos", "eff_op", "eff_value", "when_start", "wunknown",
         "wcond_start", "wcond_pos", "wcond_op", "wcond_k", "weff_start", "weff_pos", "weff_op", "weff_value",
-        "gcond_start", "gcond_pos", "gcond_op", "gcond_k")}
+        "gcond_start", "gcond_pos", "gcond_op", "gcond_k", "act_action", "order_first")}
     L = lists
     for name in ("goal_start", "fact_start", "dist_start", "act_start", "pre_start", "eff_start", "when_start",
                  "wcond_start", "weff_start", "gcond_start"):
@@ -494,8 +557,12 @@ def pattern_tables(domain: Domain, goals: Sequence[Any], min_cost: np.ndarray, p
                 L[prefix + "value"].append(min(max(step, -span - 1), span + 1))
 
     total = 0
-    for goal, patterns in zip(goals, per_goal, strict=True):
-        for p in patterns:
+    flat: list[tuple[tuple[int, ...], ...]] = []
+    for goal, orders in zip(goals, per_goal, strict=True):
+        flat.append(tuple(tuple(p) for order in orders for p in order))
+        firsts = [int(i == 0) for order in orders for i in range(len(order))]
+        for p, first in zip(flat[-1], firsts, strict=True):
+            L["order_first"].append(first)
             where = {f: j for j, f in enumerate(p)}
             for f, s in zip(p, strides(domain, p), strict=True):
                 L["fact"].append(f)
@@ -509,6 +576,7 @@ def pattern_tables(domain: Domain, goals: Sequence[Any], min_cost: np.ndarray, p
             for a in relevant_actions(domain, p):
                 action = domain.actions[a]
                 L["act_cost"].append(float(min_cost[a]))
+                L["act_action"].append(a)
                 cond_items(action.pre, where, "pre_")
                 L["pre_start"].append(len(L["pre_pos"]))
                 effect_items(action.effects, where, "eff_")
@@ -526,4 +594,4 @@ def pattern_tables(domain: Domain, goals: Sequence[Any], min_cost: np.ndarray, p
     if total >= 2**31:
         raise ValueError(f"the pattern databases need {total:,} states, more than 2**31: lower pdb_states")
     arrays = {name: np.array(v, dtype=np.float64 if name == "act_cost" else np.int32) for name, v in L.items()}
-    return PatternTables(**arrays, patterns=tuple(per_goal))
+    return PatternTables(**arrays, patterns=tuple(flat))

@@ -36,6 +36,11 @@ The search, which the Warp planner follows step for step:
   - ``pdb``: pattern databases (`goap.planners.pdb`): the max over the goal's patterns of the exact abstract goal
     distance of the state's projection, at the domain's least costs, times the agent's factor (min over actions
     of positive least domain cost of the agent's least cost over it); inf at an abstract dead end.
+  - ``scp``: saturated cost partitioning over projections of one and two facts (`goap.planners.scp`): the max
+    over orders of the sum of the patterns' distances under costs saturated along the order, times the same
+    factor; inf at an abstract dead end.
+  - ``max_lmcut_pdb`` / ``max_lmcut_scp``: the larger of LM-cut and the tables' value (the tables first; LM-cut
+    only where they leave the state open).
   (``hmax2`` / ``hmax1``, their names before, are deprecated aliases: `goap.planners.base.RENAMED_HEURISTICS`.)
   and ceil(|U| / e) * c_min, where e is the most conditions of this goal a single action can make true and
   c_min the cheapest enabled action (each step fixes at most e conditions and costs at least c_min; c_min may
@@ -89,6 +94,7 @@ from goap.planners.base import (
     PDB_HEURISTICS,
     RELAXED_CHECK_AFTER,
     RELAXED_CHECK_HEURISTICS,
+    SCP_HEURISTICS,
     PlanBatch,
     Status,
     check_inputs,
@@ -100,6 +106,7 @@ from goap.planners.base import (
     pop_limit,
 )
 from goap.planners.pdb import DEFAULT_PDB_STATES, ReferencePatterns, check_pdb_states
+from goap.planners.scp import DEFAULT_SCP_ORDERS, ReferencePartitions, check_scp_orders
 from goap.planners.stubborn import (
     DEFAULT_MIN_PRUNING_RATIO,
     DEFAULT_PRUNING,
@@ -120,12 +127,15 @@ class ReferencePlanner:
         max_plan_length: the longest plan returned whole; longer optimal plans give TOO_LONG and a segment.
         weight: order the open list by g + weight * h (plans cost at most weight x optimal).
         greedy: order it by h alone.
-        heuristic: "hmax_depth2" (default), "pdb", "lmcut", "hmax" or "hmax_depth1" (see the module docstring).
+        heuristic: "hmax_depth2" (default), "pdb", "scp", "lmcut", "hmax", "hmax_depth1", "max_lmcut_pdb" or
+            "max_lmcut_scp" (see the module docstring).
         growth: pool growth per escalation level (1: no escalation).
         node_ceiling: the largest pool (default ``DEFAULT_NODE_CEILING``, at least ``max_nodes``).
         device: accepted for a common signature: this planner runs on the host.
-        pdb_states: with ``heuristic="pdb"``, the abstract states per goal, all its patterns together (see
-            `goap.planners.pdb`); each goal's tables are built on first use.
+        pdb_states: with ``heuristic="pdb"`` or ``"scp"`` (and their max with LM-cut), the abstract states per
+            goal, all its patterns together (see `goap.planners.pdb`); each goal's tables are built on first use.
+        scp_orders: with ``heuristic="scp"`` / ``"max_lmcut_scp"``, the orders of the saturated cost partitioning
+            per goal, h the max over them (1..4, `goap.planners.scp`).
         pruning: "none" (default) or "stubborn": expand only the applicable actions of each state's strong
             stubborn set (`goap.planners.stubborn`; optimal costs kept).
         pruning_min_ratio / pruning_check_after: a search switches pruning off when, after that many expansions,
@@ -146,6 +156,7 @@ class ReferencePlanner:
         node_ceiling: int | None = None,
         device: str | None = None,
         pdb_states: int = DEFAULT_PDB_STATES,
+        scp_orders: int = DEFAULT_SCP_ORDERS,
         pruning: str = DEFAULT_PRUNING,
         pruning_min_ratio: float = DEFAULT_MIN_PRUNING_RATIO,
         pruning_check_after: int = DEFAULT_PRUNING_CHECK_AFTER,
@@ -159,7 +170,12 @@ class ReferencePlanner:
         self.tables = domain if isinstance(domain, DomainTables) else encode(domain)
         self.domain = self.tables.domain
         self.pdb_states = check_pdb_states(pdb_states)
-        self.patterns = ReferencePatterns(self.domain, self.tables.min_cost, self.pdb_states)
+        self.scp_orders = check_scp_orders(scp_orders)
+        if heuristic in SCP_HEURISTICS:  # the same interface (factor, value), the tables summed along orders
+            self.patterns: Any = ReferencePartitions(self.domain, self.tables.min_cost, self.pdb_states,
+                                                     self.scp_orders)
+        else:
+            self.patterns = ReferencePatterns(self.domain, self.tables.min_cost, self.pdb_states)
         self.max_nodes = int(max_nodes)
         self.max_plan_length = int(max_plan_length)
         self.weight = float(weight)
@@ -540,7 +556,7 @@ class ReferencePlanner:
             return hc, hp
 
         pdb: Callable[[State], float] | None = None
-        if self.heuristic in PDB_HEURISTICS:
+        if self.heuristic in PDB_HEURISTICS or self.heuristic in SCP_HEURISTICS:
             patterns = self.patterns
             factor = patterns.factor(costs, enabled)
             want = goal.want
@@ -554,7 +570,7 @@ class ReferencePlanner:
                     return math.inf
                 return max(term, -(-unsat // most_fixed) * c_min)
 
-            if self.heuristic == "pdb":
+            if self.heuristic in ("pdb", "scp"):
                 return pdb
 
         n_cond = len(conditions)
@@ -619,7 +635,7 @@ class ReferencePlanner:
             return total
 
         def heuristic(state: State) -> float:
-            if pdb is not None:  # max_lmcut_pdb: the tables first, LM-cut unless they prove a dead end
+            if pdb is not None:  # max_lmcut_pdb / _scp: the tables first, LM-cut unless they prove a dead end
                 hp = pdb(state)
                 if math.isinf(hp):
                     return math.inf

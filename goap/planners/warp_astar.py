@@ -66,7 +66,9 @@ from goap.planners.base import (
     DEFAULT_MAX_PLAN_LENGTH,
     DEFAULT_MAX_SCRATCH_BYTES,
     DEFAULT_NODE_CEILING,
+    MAX_LMCUT_HEURISTICS,
     PDB_HEURISTICS,
+    SCP_HEURISTICS,
     PlanBatch,
     check_capturable,
     check_inputs,
@@ -80,6 +82,13 @@ from goap.planners.base import (
     relevance,
 )
 from goap.planners.pdb import DEFAULT_PDB_STATES, check_pdb_states, pattern_tables
+from goap.planners.scp import (
+    DEFAULT_SCP_ORDERS,
+    candidate_tables,
+    check_scp_orders,
+    device_orders,
+    partition_tables,
+)
 from goap.planners.stubborn import (
     DEFAULT_MIN_PRUNING_RATIO,
     DEFAULT_PRUNING,
@@ -120,15 +129,18 @@ class WarpAStarPlanner:
         max_scratch_bytes: hard cap on the search scratch held at once, all threads and levels together (4 GiB).
         weight: order the open list by g + weight * h: plans cost at most weight x optimal, found faster.
         greedy: order the open list by h alone (greedy best-first): fastest, no bound on the cost.
-        heuristic: "hmax_depth2" (default), "pdb", "lmcut", "hmax" or "hmax_depth1": see
-            `goap.planners.reference`.
+        heuristic: "hmax_depth2" (default), "pdb", "scp", "lmcut", "hmax", "hmax_depth1", "max_lmcut_pdb" or
+            "max_lmcut_scp": see `goap.planners.reference`.
         growth: pool growth per escalation level (1: no escalation).
         node_ceiling: the largest pool (default 2**25 states, at least ``max_nodes``).
         max_escalated_nodes: default per-call bound on escalated work (pool states summed over the escalated
             searches run); None: escalate until every search ends. `plan` takes it per call too.
         scratch_layout: one of `SCRATCH_LAYOUTS` ("per_thread": the GPU's layout on the CPU).
-        pdb_states: with ``heuristic="pdb"``, the abstract states per goal, all its patterns together (see
-            `goap.planners.pdb`); the tables are built on the device once per goal table.
+        pdb_states: with ``heuristic="pdb"`` or ``"scp"`` (and their max with LM-cut), the abstract states per
+            goal, all its patterns together (see `goap.planners.pdb`); the tables are built on the device once per
+            goal table.
+        scp_orders: with ``heuristic="scp"`` / ``"max_lmcut_scp"``, the orders of the saturated cost partitioning
+            per goal, h the max over them (1..4, `goap.planners.scp`).
         pruning: "none" (default) or "stubborn": strong stubborn sets (`goap.planners.stubborn`), computed per
             expanded state in the kernel (`goap.kernels.stubborn`); optimal costs kept, the reference's nodes.
         pruning_min_ratio / pruning_check_after: a search switches pruning off when, after that many expansions,
@@ -154,6 +166,7 @@ class WarpAStarPlanner:
         max_escalated_nodes: int | None = None,
         scratch_layout: str = "auto",
         pdb_states: int = DEFAULT_PDB_STATES,
+        scp_orders: int = DEFAULT_SCP_ORDERS,
         pruning: str = DEFAULT_PRUNING,
         pruning_min_ratio: float = DEFAULT_MIN_PRUNING_RATIO,
         pruning_check_after: int = DEFAULT_PRUNING_CHECK_AFTER,
@@ -164,6 +177,7 @@ class WarpAStarPlanner:
         self.pruning_min_ratio = float(pruning_min_ratio)
         self.pruning_check_after = int(pruning_check_after)
         self.pdb_states = check_pdb_states(pdb_states)
+        self.scp_orders = check_scp_orders(scp_orders)
         if scratch_layout not in SCRATCH_LAYOUTS:
             raise ValueError(f"scratch_layout must be one of {', '.join(SCRATCH_LAYOUTS)}, got {scratch_layout!r}")
         wp = init_warp()
@@ -233,7 +247,7 @@ class WarpAStarPlanner:
         self._prunings: dict[int, tuple[Any, Any]] = {}
         self._pruning_tables = self._no_pruning = None
         self._no_pruning = self._pruning_struct(0)
-        self._no_patterns: Any = None  # the pattern struct of every heuristic but pdb (never read)
+        self._no_patterns: Any = None  # the pattern struct of every heuristic but pdb and scp (never read)
         self._sets: list[Any] = []  # level-0 scratch sets (one per CPU worker), each of _set_rows rows
         self._set_rows = 0
         self._arena: Any = None  # the escalated levels' shared scratch (bytes), and views of it by (level, rows)
@@ -701,7 +715,7 @@ class WarpAStarPlanner:
         wp, W, m = self._wp, self.tables.n_words, pool
         A = max(1, self.tables.n_actions)
         C = max(1, self._conds.n_conditions)
-        lm = self.heuristic in ("lmcut", "max_lmcut_pdb")  # only what the heuristic reads
+        lm = self.heuristic == "lmcut" or self.heuristic in MAX_LMCUT_HEURISTICS  # only what the heuristic reads
         hmax, depth2 = lm or self.heuristic == "hmax", self.heuristic == "hmax_depth2"
         return [
             ("node_state", (rows * (m + 1), W), wp.uint64),
@@ -946,7 +960,7 @@ class WarpAStarPlanner:
         rel = to_device(relevance(self._conds, gt), self._k.Relevance, self.device)
         t0 = time.perf_counter()
         pt = self._pattern_struct(gt)
-        if self.heuristic in PDB_HEURISTICS:
+        if self.heuristic in PDB_HEURISTICS or self.heuristic in SCP_HEURISTICS:
             self.table_seconds += time.perf_counter() - t0
         if len(self._goal_structs) > 64:
             self._goal_structs.clear()
@@ -954,34 +968,75 @@ class WarpAStarPlanner:
         return s, rel, pt
 
     def _pattern_struct(self, gt: GoalTables) -> Any:
-        """The pattern databases of goal table ``gt`` on the device (heuristic pdb), built there once: patterns
-        selected and projections flattened on the host (`goap.planners.pdb.pattern_tables`), the distances by
-        `goap.kernels.pdb`'s sweeps. Returns what the search reads (`goap.kernels.pdb.PatternLookup`, over the
-        same distances); other heuristics get one lookup of empty tables, never read."""
+        """The pattern databases of goal table ``gt`` on the device (heuristics pdb and scp), built there once:
+        patterns selected and projections flattened on the host (`goap.planners.pdb.pattern_tables`,
+        `goap.planners.scp.partition_tables`), the distances (and scp's saturated costs) by `build_tables`.
+        Returns what the search reads (`goap.kernels.pdb.PatternLookup`, over the same distances); other
+        heuristics get one lookup of empty tables, never read."""
         from goap.kernels import pdb as kp
         from goap.kernels.semantics import to_device
 
-        wp, dev = self._wp, self.device
-        if self.heuristic not in PDB_HEURISTICS:
+        dev = self.device
+        scp = self.heuristic in SCP_HEURISTICS
+        if self.heuristic not in PDB_HEURISTICS and not scp:
             if self._no_patterns is None:
                 empty = pattern_tables(self.domain, (), self.tables.min_cost, self.pdb_states)
                 self._no_patterns = to_device(_WithDistances(empty), kp.PatternLookup, dev)
             return self._no_patterns
-        host = pattern_tables(self.domain, gt.goals, self.tables.min_cost, self.pdb_states)
-        pt = to_device(_WithDistances(host), kp.PatternTables, dev)
+        if scp:  # the candidates at full costs first, ranked into orders (goap.planners.scp.rank_orders)
+            least = self.tables.min_cost
+            first = candidate_tables(self.domain, gt.goals, least, self.pdb_states, self.scp_orders)
+            pt, sat = build_tables(first, dev, True)
+            orders = device_orders(first, pt.dist.numpy(), sat.numpy(), self.scp_orders)
+            host = partition_tables(self.domain, gt.goals, least, self.pdb_states, self.scp_orders, orders)
+        else:
+            host = pattern_tables(self.domain, gt.goals, self.tables.min_cost, self.pdb_states)
+        pt, _sat = build_tables(host, dev, scp)
         lookup = to_device(_WithDistances(host, 0), kp.PatternLookup, dev)
         lookup.dist = pt.dist
-        changed = wp.zeros(1, dtype=wp.int32, device=dev)
-        starts = host.dist_start
-        for p in range(host.n_patterns):
-            n = int(starts[p + 1] - starts[p])
-            wp.launch(kp.pdb_init, dim=n, inputs=[pt, p], device=dev)
-            for _sweep in range(n + 1):  # a shortest abstract path has fewer than n steps: n sweeps at most
-                changed.zero_()
-                wp.launch(kp.pdb_sweep, dim=n, inputs=[pt, p, changed], device=dev)
-                if int(changed.numpy()[0]) == 0:
-                    break
         return lookup
+
+
+def build_tables(host: Any, device: Any, saturate: bool = False) -> tuple[Any, Any]:
+    """The distances of every pattern of ``host`` (`goap.planners.pdb.PatternTables`) on ``device``: returns the
+    build's struct (`goap.kernels.pdb.PatternTables`, its ``dist`` filled) and, with ``saturate`` (scp), the
+    saturated cost of each action row (float64[R] on the device; else None). Per pattern: `goap.kernels.pdb`'s
+    init and sweeps until one changes nothing (at most one per abstract state); with ``saturate`` each order starts
+    from the domain's least costs (``host.act_cost`` holds them per row), and each pattern's rows first take the
+    order's remaining costs, its saturated costs then come off them (`goap.planners.scp`)."""
+    from goap.kernels import pdb as kp
+    from goap.kernels.semantics import to_device
+
+    wp = init_warp()
+    pt = to_device(_WithDistances(host), kp.PatternTables, device)
+    changed = wp.zeros(1, dtype=wp.int32, device=device)
+    sat = remaining = least = None
+    if saturate:
+        A = int(host.act_action.max()) + 1 if len(host.act_action) else 1
+        row_cost = np.zeros(A, dtype=np.float64)
+        row_cost[host.act_action] = host.act_cost  # every row of an action holds its least cost
+        least = wp.array(row_cost, dtype=wp.float64, device=device)
+        remaining = wp.empty(A, dtype=wp.float64, device=device)
+        sat = wp.zeros(max(1, len(host.act_cost)), dtype=wp.float64, device=device)
+    starts, rows = host.dist_start, host.act_start
+    for p in range(host.n_patterns):
+        n = int(starts[p + 1] - starts[p])
+        m = int(rows[p + 1] - rows[p])
+        if saturate:
+            if host.order_first[p]:
+                wp.copy(remaining, least)
+            if m:
+                wp.launch(kp.scp_costs, dim=m, inputs=[pt, p, remaining], device=device)
+        wp.launch(kp.pdb_init, dim=n, inputs=[pt, p], device=device)
+        for _sweep in range(n + 1):  # a shortest abstract path has fewer than n steps: n sweeps at most
+            changed.zero_()
+            wp.launch(kp.pdb_sweep, dim=n, inputs=[pt, p, changed], device=device)
+            if int(changed.numpy()[0]) == 0:
+                break
+        if saturate and m:
+            wp.launch(kp.scp_saturate, dim=n, inputs=[pt, p, sat], device=device)
+            wp.launch(kp.scp_subtract, dim=m, inputs=[pt, p, sat, remaining], device=device)
+    return pt, sat
 
 
 class _WithDistances:
