@@ -117,6 +117,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=20_000, help="distinct soldier queries (section soldier)")
     ap.add_argument("--versus-heuristic", default=None,
                     help="the Warp planner's heuristic in section versus_c (default: the planners' default)")
+    ap.add_argument("--versus-sets", default=None, metavar="NAMES",
+                    help="section versus_c: only these sets (comma-separated: soldier, random-16, village, random-64)")
     ap.add_argument("--deep-queries", type=int, default=2000,
                     help="distinct village-deep and random-64 queries (section versus_c)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/results/plan_throughput.json"))
@@ -465,13 +467,20 @@ def versus_c_sets(args: argparse.Namespace) -> list[tuple[str, object, object, n
         for n in sizes:
             values, goals = distinct_queries(domain, n, seed=11)
             out.append((f"{name} {n:,}", tables, None, tables.pack_states(values), goals))
-    tables, gt, states, goals = village_deep_queries(500 if args.quick else args.deep_queries)
-    out.append((f"village deep {len(states):,}", tables, gt, states, goals))
-    domain = random_domain(seed=64, n_facts=64)
-    tables = encode(domain)
-    values, goals = distinct_queries(domain, 2000 if args.quick else args.deep_queries, seed=11)
-    out.append((f"random-64 {len(values):,}", tables, None, tables.pack_states(values), goals))
-    return out
+    wanted = None if not args.versus_sets else {x.strip() for x in args.versus_sets.split(",") if x.strip()}
+    known = {"soldier", "random-16", "village", "random-64"}
+    if wanted is not None and not wanted <= known:
+        raise SystemExit(f"--versus-sets: unknown set(s) {', '.join(sorted(wanted - known))} (known: "
+                         f"{', '.join(sorted(known))})")
+    if wanted is None or "village" in wanted:
+        tables, gt, states, goals = village_deep_queries(500 if args.quick else args.deep_queries)
+        out.append((f"village deep {len(states):,}", tables, gt, states, goals))
+    if wanted is None or "random-64" in wanted:
+        domain = random_domain(seed=64, n_facts=64)
+        tables = encode(domain)
+        values, goals = distinct_queries(domain, 2000 if args.quick else args.deep_queries, seed=11)
+        out.append((f"random-64 {len(values):,}", tables, None, tables.pack_states(values), goals))
+    return [s for s in out if wanted is None or s[0].rsplit(" ", 1)[0].split(" deep")[0] in wanted]
 
 
 def run_c(exe: Path, tables, goal_table, states: np.ndarray, goals: np.ndarray, repeats: int) -> dict:
