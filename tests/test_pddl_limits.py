@@ -93,7 +93,9 @@ def test_solve_time_limit_while_parsing(tmp_path, capsys):
     # 0.05 s: well inside the parse of 150,000 objects however fast the machine (0.5 s was not, on a quiet one)
     assert main(["solve", str(tmp_path / "big" / "domain.pddl"), str(tmp_path / "big" / "big.pddl"),
                  "--planner", "reference", "--time-limit", "0.05"]) == 0
-    assert time.perf_counter() - t0 < 0.05 + 5
+    # No hang: the bound is loose (a loaded 2-core machine took 7.9 s to start and stop); that the limit fired in
+    # the parse, not after it, is what the row's status and phase say.
+    assert time.perf_counter() - t0 < 0.05 + 30
     row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert row["status"] == "timeout" and row["phase"] == "parse" and row["id"] == "big/big"
 
