@@ -340,15 +340,23 @@ def run(args: argparse.Namespace) -> int:
             report.print_expansions(expansions, file=sys.stdout)
         if interrupted:
             print(f"goap: interrupted: {len(rows)} results finished", file=sys.stderr)
+    _write_outputs(args, meta, rows, summary, (header, coverage), expansions, scatter, settings.time_limit)
+    return 130 if interrupted else 0
+
+
+def _write_outputs(args: argparse.Namespace, meta: dict[str, Any], rows: list[dict[str, Any]],
+                   summary: list[dict[str, Any]], coverage: tuple[list[str], list[list[str]]],
+                   expansions: list[dict[str, Any]], scatter: tuple[str, str] | None, time_limit: float | None) -> None:
+    """--json (meta, results, summary, coverage, expansions), --csv and --plot, each written whole."""
+    header, table = coverage
     if args.json:
         doc = {"meta": meta, "results": rows, "summary": summary,
-               "coverage": [dict(zip(header, r, strict=True)) for r in coverage], "expansions": expansions}
+               "coverage": [dict(zip(header, r, strict=True)) for r in table], "expansions": expansions}
         files.write_output(args.json, json.dumps(doc, indent=1) + "\n")
     if args.csv:
         files.write_output(args.csv, report.rows_to_csv(rows))
     if args.plot:
-        report.plot(rows, args.plot, scatter, settings.time_limit)
-    return 130 if interrupted else 0
+        report.plot(rows, args.plot, scatter, time_limit)
 
 
 def _scatter_pair(text: str | None, configs: list[PlannerConfig] | list[str]) -> tuple[str, str] | None:
@@ -423,14 +431,7 @@ def _run_from_json(args: argparse.Namespace) -> int:
         if expansions:
             print(file=sys.stdout)
             report.print_expansions(expansions, file=sys.stdout)
-    if args.json:
-        doc = {"meta": meta, "results": rows, "summary": summary,
-               "coverage": [dict(zip(header, r, strict=True)) for r in coverage], "expansions": expansions}
-        files.write_output(args.json, json.dumps(doc, indent=1) + "\n")
-    if args.csv:
-        files.write_output(args.csv, report.rows_to_csv(rows))
-    if args.plot:
-        report.plot(rows, args.plot, scatter, meta["time_limit"])
+    _write_outputs(args, meta, rows, summary, (header, coverage), expansions, scatter, meta["time_limit"])
     return 0
 
 
