@@ -377,6 +377,29 @@ def distances(domain: Domain, pattern: Sequence[int], costs: Sequence[float], wa
     return d, sat
 
 
+def agent_factor(min_cost: Sequence[float], costs: Sequence[float], enabled: Sequence[bool]) -> float:
+    """min over actions with a positive domain least cost of the agent's least cost over it (inf: disabled): the
+    per-agent factor of the module docstring."""
+    factor = math.inf
+    for a, c in enumerate(min_cost):
+        if c > 0.0:
+            factor = min(factor, (costs[a] if enabled[a] else math.inf) / c)
+    return factor
+
+
+def abstract_index(state: Sequence[int], facts: Sequence[int], lo: Sequence[int], hi: Sequence[int],
+                   stride: Sequence[int]) -> int:
+    """The abstract state of ``state`` in a pattern (its facts, their ranges and strides); -1 where a fact holds a
+    value outside its range (not a valid state)."""
+    idx = 0
+    for f, low, high, s in zip(facts, lo, hi, stride, strict=True):
+        v = state[f]
+        if not low <= v <= high:
+            return -1
+        idx += (v - low) * s
+    return idx
+
+
 class ReferencePatterns:
     """The reference planner's pattern databases, per goal (by its conditions), built on first use."""
 
@@ -404,25 +427,14 @@ class ReferencePatterns:
         return got
 
     def factor(self, costs: Sequence[float], enabled: Sequence[bool]) -> float:
-        """min over actions with a positive domain least cost of the agent's least cost over it (inf: disabled)."""
-        factor = math.inf
-        for a, c in enumerate(self.min_cost):
-            if c > 0.0:
-                factor = min(factor, (costs[a] if enabled[a] else math.inf) / c)
-        return factor
+        return agent_factor(self.min_cost, costs, enabled)
 
     def value(self, want: Sequence[Condition], state: Sequence[int], factor: float) -> float:
         """``factor * max_p d_p[state]`` (0 where that max is 0, inf where it is inf); a pattern whose fact holds
         a value outside its range (not a valid state) counts 0."""
         top = 0.0
         for facts, lo, hi, stride, d in self.tables(want):
-            idx = 0
-            for f, low, high, s in zip(facts, lo, hi, stride, strict=True):
-                v = state[f]
-                if not low <= v <= high:
-                    idx = -1
-                    break
-                idx += (v - low) * s
+            idx = abstract_index(state, facts, lo, hi, stride)
             if idx >= 0:
                 top = max(top, float(d[idx]))
         if math.isinf(top):

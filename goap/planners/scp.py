@@ -49,6 +49,8 @@ from goap.planners.pdb import (
     _goal_facts,
     _radix,
     _unknown_whens,
+    abstract_index,
+    agent_factor,
     causal_parents,
     check_pdb_states,
     check_table_bytes,
@@ -232,12 +234,7 @@ class ReferencePartitions:
         return got
 
     def factor(self, costs: Sequence[float], enabled: Sequence[bool]) -> float:
-        """As `goap.planners.pdb.ReferencePatterns.factor`."""
-        factor = math.inf
-        for a, c in enumerate(self.min_cost):
-            if c > 0.0:
-                factor = min(factor, (costs[a] if enabled[a] else math.inf) / c)
-        return factor
+        return agent_factor(self.min_cost, costs, enabled)
 
     def value(self, want: Sequence[Condition], state: Sequence[int], factor: float) -> float:
         """``factor * max over orders of sum_p d_p[state]`` (0 where that max is 0, inf where any d_p is inf); a
@@ -246,13 +243,7 @@ class ReferencePartitions:
         for order in self.tables(want):
             total = 0.0
             for facts, lo, hi, stride, d, _sat in order:
-                idx = 0
-                for f, low, high, s in zip(facts, lo, hi, stride, strict=True):
-                    v = state[f]
-                    if not low <= v <= high:
-                        idx = -1
-                        break
-                    idx += (v - low) * s
+                idx = abstract_index(state, facts, lo, hi, stride)
                 if idx >= 0:
                     x = float(d[idx])
                     if math.isinf(x):
