@@ -316,8 +316,12 @@ def test_from_json_bad_files_are_clear_errors(tmp_path):
     broken.write_text('{"results": [')
     bad_row = tmp_path / "d.json"
     bad_row.write_text('{"results": [{"planner": "warp"}]}')
+    bad_number = tmp_path / "e.json"
+    row = dict(doc["results"][0], total_seconds="fast")
+    bad_number.write_text(json.dumps({"results": [row]}))
     for files, message in (([good, good], "is in"), ([good, other], "different time limits"),
                            ([broken], "c.json: not a goap bench JSON"), ([bad_row], "d.json: result 0"),
+                           ([bad_number], "e.json: result 0: not a number \\(or null\\): total_seconds"),
                            ([tmp_path / "none.json"], "none.json: cannot read")):
         with pytest.raises(ValueError, match=message):
             run(build_parser().parse_args(["--from-json", *map(str, files), "--quiet"]))

@@ -392,10 +392,15 @@ def load_results(paths: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[str, str, str, str], str] = {}
     keys = ("suite", "group", "problem", "planner", "status")
+    numbers = ("cost", "optimal", "expanded", "expanded_before_last_f", "seconds", "total_seconds")
     for path, _, results in docs:
         for k, row in enumerate(results):
             if not isinstance(row, dict) or any(not isinstance(row.get(key), str) for key in keys):
                 raise ValueError(f"{path}: result {k}: not a result row (needs {', '.join(keys)})")
+            bad = [key for key in numbers if row.get(key) is not None and (
+                isinstance(row[key], bool) or not isinstance(row[key], int | float))]
+            if bad:
+                raise ValueError(f"{path}: result {k}: not a number (or null): {', '.join(bad)}")
             key = (row["suite"], row["group"], row["problem"], row["planner"])
             if key in seen:
                 raise ValueError(f"{path}: result {k}: {row['planner']} on {row['problem']} is in {seen[key]} too")
