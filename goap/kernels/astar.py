@@ -117,6 +117,7 @@ class ConditionTables:
     effect_cond: wp.array(dtype=wp.int32)
     n_conditions: int
     n_actions: int
+    lm_stable: int  # LM-cut's pcf ties (`goap.planners.base.LMCUT_TIES`): 0 highest, 1 stable
 
 
 @wp.struct
@@ -185,6 +186,8 @@ class Scratch:
     act_left: wp.array2d(dtype=wp.int32)
     act_rc: wp.array2d(dtype=wp.float64)
     act_pcf: wp.array2d(dtype=wp.int32)
+    act_pcf0: wp.array2d(dtype=wp.int32)
+    act_round: wp.array2d(dtype=wp.int32)
     act_mark: wp.array2d(dtype=wp.int32)
     cond_mark: wp.array2d(dtype=wp.int32)
     reached: wp.array2d(dtype=wp.uint64)
@@ -617,6 +620,7 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
         sc.act_h[t, a] = inf
         if lm != 0:
             sc.act_mark[t, a] = 0
+            sc.act_round[t, a] = -1
         cost = sc.act_cost[t, a]  # the agent's (inf where disabled), or LM-cut's remaining cost
         if lm != 0:
             cost = sc.act_rc[t, a]
@@ -706,14 +710,18 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                 sc.act_left[t, a] = left - 1
                 if left == 1:  # c was its last precondition: hc is the max over them
                     sc.act_h[t, a] = hc
-                    if lm != 0:
+                    if lm != 0:  # the pcf: a precondition at the max, the highest id or (stable) the first
                         best = int(-1)
                         k = int(ct.action_start[a])
                         k_end = int(ct.action_start[a + 1])
                         while k < k_end:
                             d = ct.action_cond[k]
-                            if sc.cond_h[t, d] == hc and d > best:
-                                best = d
+                            if sc.cond_h[t, d] == hc:
+                                if ct.lm_stable != 0:
+                                    best = d
+                                    break
+                                if d > best:
+                                    best = d
                             k += 1
                         sc.act_pcf[t, a] = best
                         pcf_link(sc.cond_child, sc.act_next, sc.act_prev, t, a, best)
@@ -740,7 +748,9 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
 
 
 @wp.func
-def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int, size: int, nb: int, lo: int):
+def hmax_lower(
+    sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int, size: int, nb: int, lo: int, round_i: int,
+):
     """Bring h_max up to date after LM-cut lowered the remaining costs of some actions, whose new offers the queue
     already holds (``size`` entries). Values only fall: a popped condition that is an action's pcf makes the action
     take its new max and pcf, and offer what it achieves when that max fell (Fast Downward's incremental
@@ -779,6 +789,10 @@ def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int,
             after = sc.act_next[t, a]  # (a may move to another list)
             old = sc.act_h[t, a]
             if old > hc:
+                stable = ct.lm_stable
+                if stable != 0 and sc.act_round[t, a] != round_i:  # its first new pcf this round: c was its last
+                    sc.act_round[t, a] = round_i
+                    sc.act_pcf0[t, a] = c
                 top = wp.float64(-1.0)
                 best = int(-1)
                 k = int(ct.action_start[a])
@@ -786,10 +800,13 @@ def hmax_lower(sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int,
                 while k < k_end:
                     d = ct.action_cond[k]
                     v = sc.cond_h[t, d]
-                    if v > top or (v == top and d > best):
+                    if v > top or (stable == 0 and v == top and d > best):
                         top = v
                         best = d
                     k += 1
+                if stable != 0:  # the last round's pcf while it is a max again
+                    if sc.cond_h[t, sc.act_pcf0[t, a]] == top:
+                        best = sc.act_pcf0[t, a]
                 sc.act_h[t, a] = top
                 if best != c:
                     pcf_unlink(sc.cond_child, sc.act_next, sc.act_prev, t, a, c)
@@ -1094,7 +1111,7 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
             k += 1
         if gc >= 0 and sc.cond_pos[t, gc] == OUTSIDE:
             sc.cond_mark[t, gc] = MARK_OUTSIDE
-        hmax_lower(sc, t, ct, rel, g, size, nb, lo)
+        hmax_lower(sc, t, ct, rel, g, size, nb, lo, round_i)
         round_i += 1
     return total
 

@@ -222,6 +222,23 @@ PDDL_PRUNING = "none"
 #: with an error naming the new name.
 RENAMED_HEURISTICS = {"hmax2": "hmax_depth2", "hmax1": "hmax_depth1", "h2": "hmax_depth2", "h1": "hmax_depth1"}
 DEPRECATED_HEURISTICS = ("hmax2", "hmax1")
+#: LM-cut's choice of each action's pcf (its precondition of largest h_max, through which the round's explorations
+#: walk) among equal maxima: ``"highest"``, the highest condition id, every round alike; ``"stable"``, the
+#: previous round's pcf while it is still a maximum, else the first maximum in the action's precondition order (as
+#: Fast Downward's incremental h_max keeps an action's supporter until a precondition is strictly dearer). Both are
+#: admissible; which is stronger depends on the task (see `DEFAULT_LMCUT_TIES`).
+LMCUT_TIES = ("highest", "stable")
+#: The planners' default: "highest" on the 46 unit-cost IPC tasks expands 14,496 states on depot/task03 against
+#: "stable"'s 40,459; "stable" lifts LM-cut on costed tasks (parcprinter p07 at the initial state: 739,085 -> 1,377,123
+#: of an optimal 1,383,121). See docs/measured.md.
+DEFAULT_LMCUT_TIES = "highest"
+
+
+def check_lmcut_ties(lmcut_ties: str) -> str:
+    """``lmcut_ties`` if it is one of `LMCUT_TIES`, else a ValueError naming them."""
+    if lmcut_ties not in LMCUT_TIES:
+        raise ValueError(f"lmcut_ties must be one of {', '.join(LMCUT_TIES)}, got {lmcut_ties!r}")
+    return lmcut_ties
 
 
 def heuristic_name(heuristic: str) -> str:
@@ -437,6 +454,8 @@ class ConditionTables:
     pre_of_action: np.ndarray  # int32[...]
     effect_start: np.ndarray  # int32[A + 1]
     effect_cond: np.ndarray  # int32[...]
+    #: LM-cut's pcf ties (`LMCUT_TIES`): 0 "highest", 1 "stable"; a planner option, set on the device copy.
+    lm_stable: int = 0
 
     @property
     def n_conditions(self) -> int:

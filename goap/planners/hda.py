@@ -37,12 +37,14 @@ from goap.launch import Launcher, cpu_pool, cpu_workers
 from goap.planners.base import (
     DEFAULT_GROWTH,
     DEFAULT_HEURISTIC,
+    DEFAULT_LMCUT_TIES,
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
     DEFAULT_MAX_SCRATCH_BYTES,
     DEFAULT_NODE_CEILING,
     PlanBatch,
     check_inputs,
+    check_lmcut_ties,
     check_options,
     check_types,
     condition_tables,
@@ -101,6 +103,8 @@ class HdaPlanner:
         device: a Warp device ("cpu", "cuda:0"); the default device when None.
         max_scratch_bytes: hard cap on the search's memory: pools, heuristic rows and message boxes (4 GiB).
         heuristic: one of `HDA_HEURISTICS` (admissible: optimal plans).
+        lmcut_ties: LM-cut's pcf among equal maxima: "highest" (default) or "stable"
+            (`goap.planners.base.LMCUT_TIES`).
         growth: pool growth when a worker runs out of room (1: the first pool is the last).
         node_ceiling: the largest pool of one worker (default 2**25 states, at least the first pool).
         batch: the most expansions per worker per round (on the CPU a round's adapts to about `ROUND_SECONDS`
@@ -127,8 +131,10 @@ class HdaPlanner:
         batch: int = DEFAULT_BATCH,
         message_slots: int | None = None,
         chunk_size: int | None = None,
+        lmcut_ties: str = DEFAULT_LMCUT_TIES,
     ):
         heuristic = heuristic_name(heuristic)
+        self.lmcut_ties = check_lmcut_ties(lmcut_ties)
         check_options(max_nodes, max_plan_length, 1.0, heuristic, growth, node_ceiling)
         if heuristic not in HDA_HEURISTICS:
             raise ValueError(f"heuristic {heuristic!r} is not computed by the HDA* planner (it takes "
@@ -190,6 +196,7 @@ class HdaPlanner:
             cpu_pool(K)
         self._dt = to_device(self.tables, DomainStruct, dev)
         self._ct = to_device(self._conds, astar.ConditionTables, dev)
+        self._ct.lm_stable = int(self.lmcut_ties == "stable")
         self._goal_structs: dict[int, tuple[GoalTables, Any]] = {}
         self._level = -1  # the pool level allocated (-1: none yet)
         self._sc: Any = None
@@ -387,6 +394,8 @@ class HdaPlanner:
             ("cond_pos", (K, C if hmax else 1), wp.int32),
             ("act_left", (K, A if hmax else 1), wp.int32),
             ("act_pcf", (K, A if lm else 1), wp.int32),
+            ("act_pcf0", (K, A if lm else 1), wp.int32),
+            ("act_round", (K, A if lm else 1), wp.int32),
             ("act_mark", (K, A if lm else 1), wp.int32),
             ("cond_mark", (K, C if lm else 1), wp.int32),
             ("cond_list", (K, C if lm else 1), wp.int32),

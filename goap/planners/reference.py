@@ -88,6 +88,7 @@ from goap.encoding import RELAXED_MAX_VALUES, DomainTables, GoalTables, encode
 from goap.planners.base import (
     DEFAULT_GROWTH,
     DEFAULT_HEURISTIC,
+    DEFAULT_LMCUT_TIES,
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
     DEFAULT_NODE_CEILING,
@@ -98,6 +99,7 @@ from goap.planners.base import (
     PlanBatch,
     Status,
     check_inputs,
+    check_lmcut_ties,
     check_options,
     check_types,
     heuristic_name,
@@ -136,6 +138,8 @@ class ReferencePlanner:
             goal, all its patterns together (see `goap.planners.pdb`); each goal's tables are built on first use.
         scp_orders: with ``heuristic="scp"`` / ``"max_lmcut_scp"``, the orders of the saturated cost partitioning
             per goal, h the max over them (1..4, `goap.planners.scp`).
+        lmcut_ties: LM-cut's pcf among equal maxima (with the heuristics that run LM-cut): "highest" (default) or
+            "stable" (`goap.planners.base.LMCUT_TIES`).
         pruning: "none" (default) or "stubborn": expand only the applicable actions of each state's strong
             stubborn set (`goap.planners.stubborn`; optimal costs kept).
         pruning_min_ratio / pruning_check_after: a search switches pruning off when, after that many expansions,
@@ -157,6 +161,7 @@ class ReferencePlanner:
         device: str | None = None,
         pdb_states: int = DEFAULT_PDB_STATES,
         scp_orders: int = DEFAULT_SCP_ORDERS,
+        lmcut_ties: str = DEFAULT_LMCUT_TIES,
         pruning: str = DEFAULT_PRUNING,
         pruning_min_ratio: float = DEFAULT_MIN_PRUNING_RATIO,
         pruning_check_after: int = DEFAULT_PRUNING_CHECK_AFTER,
@@ -171,6 +176,7 @@ class ReferencePlanner:
         self.domain = self.tables.domain
         self.pdb_states = check_pdb_states(pdb_states)
         self.scp_orders = check_scp_orders(scp_orders)
+        self.lmcut_ties = check_lmcut_ties(lmcut_ties)
         if heuristic in SCP_HEURISTICS:  # the same interface (factor, value), the tables summed along orders
             self.patterns: Any = ReferencePartitions(self.domain, self.tables.min_cost, self.pdb_states,
                                                      self.scp_orders)
@@ -575,6 +581,7 @@ class ReferencePlanner:
 
         n_cond = len(conditions)
         atom_key = [self._cond_id.get(c, n_cond + j) for j, c in enumerate(goal.want)]
+        stable = self.lmcut_ties == "stable"
         atom_cond = [self._cond_id.get(c) for c in goal.want]
 
         def lmcut(state: State, unsat: list[int]) -> float:
@@ -582,6 +589,7 @@ class ReferencePlanner:
             rc = {a: costs[a] if enabled[a] else math.inf for a in cone_acts}
             true = [c for c in cone_list if conditions[c].holds(state[fact_of[c]])]
             total = 0.0
+            prev: dict[int, int | None] = {}
             for _round in range(len(cone_acts) + 2):
                 hc, hp = hmax_values(state, rc)
                 top, goal_pcf = -1.0, -1
@@ -594,8 +602,15 @@ class ReferencePlanner:
                 if top == 0.0:
                     break
                 reached = [a for a in cone_acts if not math.isinf(hp[a])]
-                # pcf: the precondition of largest h_max, ties to the highest condition id (None: no precondition).
-                pcf = {a: max((p for p in pre_ids[a] if hc[p] == hp[a]), default=None) for a in reached}
+                # pcf: a precondition of largest h_max (None: no precondition); "highest": ties to the highest
+                # condition id; "stable": the last round's while it still is one, else the first in the action's
+                # precondition order.
+                if stable:
+                    pcf = {a: prev[a] if a in prev and prev[a] is not None and hc[prev[a]] == hp[a]
+                           else next((p for p in pre_ids[a] if hc[p] == hp[a]), None) for a in reached}
+                    prev = pcf
+                else:
+                    pcf = {a: max((p for p in pre_ids[a] if hc[p] == hp[a]), default=None) for a in reached}
                 # The goal zone: the goal's pcf and, backwards through reached zero-cost achievers, their pcfs.
                 zone: set[int] = set()
                 zone_achievers: set[int] = set()

@@ -62,6 +62,7 @@ from goap.launch import CaptureError, Launcher, capturing, cpu_pool, host_sized,
 from goap.planners.base import (
     DEFAULT_GROWTH,
     DEFAULT_HEURISTIC,
+    DEFAULT_LMCUT_TIES,
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
     DEFAULT_MAX_SCRATCH_BYTES,
@@ -72,6 +73,7 @@ from goap.planners.base import (
     PlanBatch,
     check_capturable,
     check_inputs,
+    check_lmcut_ties,
     check_options,
     check_types,
     condition_tables,
@@ -141,6 +143,8 @@ class WarpAStarPlanner:
             goal table.
         scp_orders: with ``heuristic="scp"`` / ``"max_lmcut_scp"``, the orders of the saturated cost partitioning
             per goal, h the max over them (1..4, `goap.planners.scp`).
+        lmcut_ties: LM-cut's pcf among equal maxima (with the heuristics that run LM-cut): "highest" (default) or
+            "stable" (`goap.planners.base.LMCUT_TIES`).
         pruning: "none" (default) or "stubborn": strong stubborn sets (`goap.planners.stubborn`), computed per
             expanded state in the kernel (`goap.kernels.stubborn`); optimal costs kept, the reference's nodes.
         pruning_min_ratio / pruning_check_after: a search switches pruning off when, after that many expansions,
@@ -167,6 +171,7 @@ class WarpAStarPlanner:
         scratch_layout: str = "auto",
         pdb_states: int = DEFAULT_PDB_STATES,
         scp_orders: int = DEFAULT_SCP_ORDERS,
+        lmcut_ties: str = DEFAULT_LMCUT_TIES,
         pruning: str = DEFAULT_PRUNING,
         pruning_min_ratio: float = DEFAULT_MIN_PRUNING_RATIO,
         pruning_check_after: int = DEFAULT_PRUNING_CHECK_AFTER,
@@ -178,6 +183,7 @@ class WarpAStarPlanner:
         self.pruning_check_after = int(pruning_check_after)
         self.pdb_states = check_pdb_states(pdb_states)
         self.scp_orders = check_scp_orders(scp_orders)
+        self.lmcut_ties = check_lmcut_ties(lmcut_ties)
         if scratch_layout not in SCRATCH_LAYOUTS:
             raise ValueError(f"scratch_layout must be one of {', '.join(SCRATCH_LAYOUTS)}, got {scratch_layout!r}")
         wp = init_warp()
@@ -240,6 +246,7 @@ class WarpAStarPlanner:
         self._row_step = 0 if dev.is_cpu and scratch_layout == "auto" else 1
         self._dt = to_device(self.tables, DomainStruct, dev)
         self._ct = to_device(self._conds, astar.ConditionTables, dev)
+        self._ct.lm_stable = int(self.lmcut_ties == "stable")
         self._goal_structs: dict[int, tuple[GoalTables, Any]] = {}
         #: Seconds spent building heuristic tables (the pattern databases of each goal table, once per table).
         self.table_seconds = 0.0
@@ -735,6 +742,8 @@ class WarpAStarPlanner:
             ("cond_pos", (rows, C if hmax else 1), wp.int32),
             ("act_left", (rows, A if hmax else 1), wp.int32),
             ("act_pcf", (rows, A if lm else 1), wp.int32),
+            ("act_pcf0", (rows, A if lm else 1), wp.int32),
+            ("act_round", (rows, A if lm else 1), wp.int32),
             ("act_mark", (rows, A if lm else 1), wp.int32),
             ("cond_mark", (rows, C if lm else 1), wp.int32),
             ("cond_list", (rows, C if lm else 1), wp.int32),
