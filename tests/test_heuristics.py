@@ -183,19 +183,26 @@ def test_hmax_dijkstra_is_the_fixpoint(seed):
 
 
 # --- LM-cut: admissible, at least h_max ---------------------------------------------------------------------------
-def test_lmcut_admissible_and_above_hmax():
+@pytest.mark.parametrize("ties", ["highest", "stable"])
+def test_lmcut_admissible_and_above_hmax(ties):
     solved = stronger = 0
     for seed in (5, 6, 7):
-        s, m = _admissible_and_above_hmax(seed)
+        s, m = _admissible_and_above_hmax(seed, ties)
         solved, stronger = solved + s, stronger + m
     assert solved >= 30 and stronger >= 10, (solved, stronger)  # the checks met both cases often enough
 
 
-def _admissible_and_above_hmax(seed: int) -> tuple[int, int]:
+def test_lmcut_ties_refuses_unknown_rules():
+    domain = random_domain(5, 6)
+    with pytest.raises(ValueError, match="lmcut_ties must be one of highest, stable, got 'lowest'"):
+        ReferencePlanner(domain, heuristic="lmcut", lmcut_ties="lowest")
+
+
+def _admissible_and_above_hmax(seed: int, ties: str = "highest") -> tuple[int, int]:
     domain = random_domain(seed, 14, int_fraction=0.5, max_int=5)
     problems = random_problems(domain, 30, seed=seed, walk=4)
     costs, enabled = agent_rows(domain, 30, seed)
-    lm = ReferencePlanner(domain, heuristic="lmcut")
+    lm = ReferencePlanner(domain, heuristic="lmcut", lmcut_ties=ties)
     hm = ReferencePlanner(lm.tables, heuristic="hmax")
     solved = stronger = 0
     for i in range(30):

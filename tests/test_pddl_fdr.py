@@ -269,14 +269,16 @@ def test_same_optimal_cost_as_strips(name):
         assert costs[1] == optimum
 
 
-@pytest.mark.parametrize("name", ["blocks/task04", "gripper/task01", "logistics/task02", "miconic/task03"])
-def test_reference_and_warp_agree_node_for_node(name):
+@pytest.mark.parametrize("ties", ["highest", "stable"])
+@pytest.mark.parametrize("name", ["blocks/task04", "gripper/task01", "logistics/task02", "miconic/task03",
+                                  "depot/task01"])
+def test_reference_and_warp_agree_node_for_node(name, ties):
     from goap.planners import make_planner
 
     task = load_pddl(*TASKS[name])
     out = []
     for planner in ("reference", "warp"):
-        options = {"heuristic": "lmcut", "max_nodes": 50_000}
+        options = {"heuristic": "lmcut", "max_nodes": 50_000, "lmcut_ties": ties}
         if planner == "warp":
             options.update(device="cpu", chunk_size=1)
         p = make_planner(planner, task.domain, **options)
