@@ -340,11 +340,11 @@ def scratch_bytes_per_agent(
         + 12 A + 16 C          hmax and lmcut: per action its h_max and unmet preconditions; per distinct
                                precondition (C, at most P) its h_max, queue entry and queue position
         + 4 K + 4 + 4 C        hmax and lmcut: the bucket queue's K = HMAX_BUCKETS heads, a flag, back links
-        + 24 A + 12 C          lmcut: per action remaining cost, pcf, mark and its place on its pcf's list; per
-                               condition a mark, a list entry and the head of its pcf list
+        + 32 A + 12 C          lmcut: per action remaining cost, pcf, last round's pcf and its round, mark and its
+                               place on its pcf's list; per condition a mark, a list entry and the head of its pcf list
         + 8 F                  the relaxed reachability check's reached values per fact
         + 4 L + 18             results
-    (An array a heuristic does not read takes one element: 8 bytes for pre_cost, 36 for h_max's, 36 for
+    (An array a heuristic does not read takes one element: 8 bytes for pre_cost, 36 for h_max's, 44 for
     LM-cut's.)
     """
     m = max_nodes
@@ -354,7 +354,7 @@ def scratch_bytes_per_agent(
     per_agent += 8 * max(1, n_pre) if heuristic == "hmax_depth2" else 8
     lm = ("lmcut", "max_lmcut_pdb", "max_lmcut_scp")
     per_agent += 12 * a + 20 * c + 4 * HMAX_BUCKETS + 4 if heuristic == "hmax" or heuristic in lm else 36
-    per_agent += 24 * a + 12 * c if heuristic in lm else 36
+    per_agent += 32 * a + 12 * c if heuristic in lm else 44
     return per_node + per_agent + 4 * max_plan_length + 18
 
 

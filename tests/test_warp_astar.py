@@ -194,22 +194,22 @@ def test_registry_and_memory_formula():
                            heuristic="hmax_depth2")
     assert isinstance(planner, WarpAStarPlanner)
     # hmax_depth2: 8W(M+1) + 28M + 4H + 8A + 8P + 36 + 36 + 8F + 4L + 18 with W=1, M=1024, H=2048,
-    # A=3 actions, P=2 preconditions, F=3 facts, L=32 (36 and 36: one element of each h_max and LM-cut array)
+    # A=3 actions, P=2 preconditions, F=3 facts, L=32 (36 and 44: one element of each h_max and LM-cut array)
     nodes = 8 * 1025 + 28 * 1024 + 4 * 2048
-    assert planner.bytes_per_agent() == nodes + 8 * 3 + 8 * 2 + 36 + 36 + 8 * 3 + 4 * 32 + 18
+    assert planner.bytes_per_agent() == nodes + 8 * 3 + 8 * 2 + 36 + 44 + 8 * 3 + 4 * 32 + 18
     full = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32, heuristic="hmax")
-    # hmax: 8A + 8 + 12A + 20C + 4(K + 1) + 36 instead (C=2 distinct preconditions, K=64 buckets)
-    assert full.bytes_per_agent() == nodes + 8 * 3 + 8 + 12 * 3 + 20 * 2 + 4 * 65 + 36 + 8 * 3 + 4 * 32 + 18
+    # hmax: 8A + 8 + 12A + 20C + 4(K + 1) + 44 instead (C=2 distinct preconditions, K=64 buckets)
+    assert full.bytes_per_agent() == nodes + 8 * 3 + 8 + 12 * 3 + 20 * 2 + 4 * 65 + 44 + 8 * 3 + 4 * 32 + 18
     lm = make_planner("warp", domain, device=DEVICE, max_nodes=1024, max_plan_length=32, heuristic="lmcut")
-    # lmcut: 8A + 8 + 12A + 20C + 4(K + 1) + 24A + 12C
-    assert lm.bytes_per_agent() == (nodes + 8 * 3 + 8 + 12 * 3 + 20 * 2 + 4 * 65 + 24 * 3 + 12 * 2 + 8 * 3 + 4 * 32
+    # lmcut: 8A + 8 + 12A + 20C + 4(K + 1) + 32A + 12C
+    assert lm.bytes_per_agent() == (nodes + 8 * 3 + 8 + 12 * 3 + 20 * 2 + 4 * 65 + 32 * 3 + 12 * 2 + 8 * 3 + 4 * 32
                                     + 18)
     for p in (planner, full, lm):  # the formula counts exactly what the scratch allocates
         sc = p._new_scratch(1, 1024)
         held = sum(getattr(sc, f).capacity for f in ("node_state", "node_g", "node_h", "node_parent", "node_pos",
                    "heap", "table", "act_cost", "pre_cost", "cond_h", "act_h", "cond_heap", "cond_pos", "act_left",
-                   "act_rc", "act_pcf", "act_mark", "cond_mark", "cond_list", "cond_child", "act_next",
-                   "act_prev", "bucket", "cond_prev", "reached"))
+                   "act_rc", "act_pcf", "act_pcf0", "act_round", "act_mark", "cond_mark", "cond_list", "cond_child",
+                   "act_next", "act_prev", "bucket", "cond_prev", "reached"))
         assert held + 4 * 32 + 18 == p.bytes_per_agent() == p._row_bytes(1024) + 4 * 32 + 18
     # No more than the float32 planner's 8W(M+1) + 29M + 4H + ... at the first pool.
     assert planner.bytes_per_agent() <= 8 * 1025 + 29 * 1024 + 4 * 2048 + 4 * 3 + 4 * 2 + 8 * 3 + 4 * 32 + 13
