@@ -287,6 +287,27 @@ def test_reference_and_warp_agree_node_for_node(name, ties):
     assert out[0] == out[1]
 
 
+def test_lmcut_ties_reach_both_planners():
+    """depot/task01: the stable rule expands another number of states than the highest-id rule, in both planners
+    alike (an option one of them ignored would give the same count twice, or differ between them)."""
+    from goap.planners import make_planner
+
+    task = load_pddl(*TASKS["depot/task01"])
+    counts = {}
+    for planner in ("reference", "warp"):
+        for ties in ("highest", "stable"):
+            options = {"heuristic": "lmcut", "max_nodes": 50_000, "lmcut_ties": ties}
+            if planner == "warp":
+                options.update(device="cpu", chunk_size=1)
+            p = make_planner(planner, task.domain, **options)
+            b = p.plan(p.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
+            assert int(b.status[0]) == 0 and float(b.cost[0]) == 10.0
+            counts[planner, ties] = int(b.expanded[0])
+    assert counts["reference", "highest"] != counts["reference", "stable"]
+    assert counts["reference", "highest"] == counts["warp", "highest"]
+    assert counts["reference", "stable"] == counts["warp", "stable"]
+
+
 # --- bad input and the commands --------------------------------------------------------------------------------
 def test_bad_input_still_names_file_and_line(tmp_path):
     (tmp_path / "d.pddl").write_text("(define (domain x) (:predicates (p)) (:action a :parameters () :effect (q)))")

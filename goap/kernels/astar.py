@@ -755,7 +755,9 @@ def hmax_lower(
     already holds (``size`` entries). Values only fall: a popped condition that is an action's pcf makes the action
     take its new max and pcf, and offer what it achieves when that max fell (Fast Downward's incremental
     exploration). The result is the from-scratch fixpoint, float for float (each value is the least of the same
-    offers), and the same pcfs (only an action whose pcf fell can change its pcf). Each cone condition leaves the
+    offers), and the same pcfs (only an action whose pcf fell can change its pcf; with ``ct.lm_stable`` its pcf of
+    round ``round_i`` is saved in act_pcf0 the first time it changes, and kept whenever it is a maximum again, so
+    the last choice sees the final values: the reference's "stable" rule). Each cone condition leaves the
     queue at most once (later offers are never below the value popped); the actions whose pcf it is are walked on
     its list (`pcf_link`), each once. The queue: with ``nb`` = BUCKETS, one bucket per value (every value an
     integer below BUCKETS, see `hmax_dijkstra`), none queued below ``lo``; with ``nb`` 0, the binary heap."""

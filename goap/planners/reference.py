@@ -15,20 +15,22 @@ The search, which the Warp planner follows step for step:
     max over j in U of min over enabled achievers b of j of cost(b) + max_p h(p). Computed by a generalized
     Dijkstra (conditions popped in order of their final value; an action fires when its last precondition is
     popped and relaxes what it achieves with cost(b) + that precondition's value), over the goal's backward cone.
-  - ``lmcut``: LM-cut (Helmert & Domshlak 2009, as Fast Downward's ``lmcut``) over the same relaxation, with
-    the goal's conditions as nodes (one node with an equal action precondition), an artificial goal action
-    needing the conditions in U, and an always-true precondition for actions without one. Per state, with
-    remaining costs rc = the agent's costs: repeat { h_max with rc; stop when h_max(goal) is 0 (inf: dead end);
-    each reached action's *pcf* is its precondition of largest h_max, ties to the highest condition id (the
-    goal action's: the condition of U of largest value, ties to the highest id, a goal-only condition counting
-    as id C + its place in the goal); the goal zone is the goal's pcf and, backwards, the pcf of every reached
-    zero-rc achiever of a zone condition; from the conditions true in s (and the always-true one), follow
-    reached actions from their pcf to what they achieve, stopping at actions that achieve a zone condition:
-    those are the cut; h += m = min rc over the cut; rc -= m on the cut }. At most (cone actions + 1) rounds.
-    At least h_max, usually far above it on deep tasks; not consistent in general. The tie rule matters on
-    unit-cost tasks: ties to the highest id (the precondition h_max's queue, ordered by value then id, reaches
-    last when costs are positive, as Fast Downward's h_max supporter) give the initial values of Fast
-    Downward's lmcut on the IPC tasks measured (depot/task03: 17; the lowest id gives 14).
+  - ``lmcut``: LM-cut (Helmert & Domshlak 2009, as Fast Downward's ``lmcut``) over the same relaxation, with the goal's
+    conditions as nodes (one node with an equal action precondition), an artificial goal action needing the conditions
+    in U, and an always-true precondition for actions without one. Per state, with remaining costs rc = the agent's
+    costs: repeat { h_max with rc; stop when h_max(goal) is 0 (inf: dead end); each reached action's *pcf* is its
+    precondition of largest h_max, ties to the highest condition id (with ``lmcut_ties="stable"``: the last round's pcf
+    while it is still a maximum, else the first maximum in the action's precondition order; the goal action's: the
+    condition of U of largest value, ties to the highest id, a goal-only condition counting as id C + its place in the
+    goal); the goal zone is the goal's pcf and, backwards, the pcf of every reached zero-rc achiever of a zone
+    condition; from the conditions true in s (and the always-true one), follow reached actions from their pcf to what
+    they achieve, stopping at actions that achieve a zone condition: those are the cut; h += m = min rc over the cut;
+    rc -= m on the cut }. At most (cone actions + 1) rounds. At least h_max, usually far above it on deep tasks; not
+    consistent in general. The tie rule matters on unit-cost tasks: ties to the highest id (the precondition h_max's
+    queue, ordered by value then id, reaches last when costs are positive, as Fast Downward's h_max supporter) give the
+    initial values of Fast Downward's lmcut on the IPC tasks measured (depot/task03: 17; the lowest id gives 14); the
+    stable rule gives higher values on costed tasks (parcprinter, barman) and lower ones on some unit-cost tasks
+    (docs/measured.md).
   - ``hmax_depth2`` (default): h_max truncated after two regression levels: a precondition p
     of an achiever, false in s, counts as the cheapest enabled achiever of p (instead of h(p)). Cheaper per node,
     weaker.
