@@ -151,6 +151,49 @@ def test_tiny_boxes_and_batches_keep_the_optimum():
     check_against_reference(domain, states, problems.values, problems.goals, "lmcut", 3, batch=1, message_slots=1)
 
 
+@pytest.mark.parametrize(("seed", "n_facts", "heuristic"), [(46, 14, "lmcut"), (47, 70, "hmax_depth2"), (48, 16, "hmax")])
+@pytest.mark.parametrize(("lazy", "shared_stop"), [(False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("workers", (1, 2, 4))
+def test_lazy_evaluation_and_shared_stop_keep_the_reference_costs(seed, n_facts, heuristic, lazy, shared_stop,
+                                                                   workers):
+    """A state's h computed when it is popped (its parent's bound until then), with and without the round's shared
+    stop: the reference's statuses and costs, on one and several words, with per-agent costs and enabled masks."""
+    domain = random_domain(seed, n_facts)
+    problems = random_problems(domain, 30, seed)
+    states = ReferencePlanner(domain).tables.pack_states(problems.values)
+    rng = np.random.default_rng(seed)
+    A = len(domain.actions)
+    costs = rng.uniform(0.5, 3.0, size=(len(states), A)).astype(np.float32)
+    enabled = rng.random((len(states), A)) > 0.1
+    seen = set()
+    for c, e in ((None, None), (costs, enabled)):
+        want = check_against_reference(domain, states, problems.values, problems.goals, heuristic, workers, c, e,
+                                       lazy=lazy, shared_stop=shared_stop, batch=4)
+        seen |= set(want.status.tolist())
+    assert Status.OK in seen
+
+
+def test_lazy_evaluation_defaults_by_heuristic():
+    domain = random_domain(1, 8)
+    assert HdaPlanner(domain, workers=2, heuristic="lmcut", device=DEVICE).lazy
+    assert HdaPlanner(domain, workers=2, heuristic="hmax", device=DEVICE).lazy
+    assert not HdaPlanner(domain, workers=2, heuristic="hmax_depth2", device=DEVICE).lazy
+    assert HdaPlanner(domain, workers=2, heuristic="hmax_depth2", lazy=True, device=DEVICE).lazy
+
+
+def test_lazy_evaluation_grows_pools_and_keeps_the_optimum():
+    """Pools that grow mid-search move the lazy flags with the nodes: the optimum on an IPC task, from 64 states."""
+    from goap.pddl import load_pddl
+
+    task = load_pddl(PDDL_DIR / "gripper" / "domain.pddl", PDDL_DIR / "gripper" / "task02.pddl")
+    for lazy in (False, True):
+        hda = HdaPlanner(task.domain, workers=2, max_nodes=64, growth=2, heuristic="lmcut", device=DEVICE, lazy=lazy)
+        out = hda.plan(hda.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
+        assert Status(int(out.status[0])) == Status.OK
+        assert float(out.cost[0]) == optimal_costs()["gripper/task02"]
+        assert int(out.level[0]) > 0
+
+
 # --- memory bounds ----------------------------------------------------------------------------------------------------
 def test_pools_grow_and_a_full_ceiling_is_budget():
     from goap.pddl import load_pddl

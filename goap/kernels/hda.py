@@ -11,7 +11,11 @@ state reached more cheaply), then expands up to ``batch`` nodes of lowest f (the
 the older node). `JOIN` (one thread) then reads every worker's counters: the incumbent, the lowest f left, the
 messages in flight and whether a pool needs to grow. Messages are double-buffered: the outboxes of round r are the
 inboxes of round r + 1, and box ``(phase, sender, receiver)`` is written by its sender only and emptied by its
-receiver only (Warp's CPU atomics are not atomic across concurrent launches: nothing here needs them).
+receiver only (Warp's CPU atomics are not atomic across concurrent launches: nothing here needs them). On the CPU a
+round ends for every worker soon after the first has expanded its batch (``Options.share_stop``: that worker sets
+one flag, ``ctl[CTL_STOP]``, which the others read before each pop once they have expanded a node; every writer
+writes the same 1, so the race is benign), so that no worker idles at the barrier while a slower one finishes its
+batch: each expands at its own rate, as in asynchronous HDA*.
 
 Optimality: a state that satisfies the goal is an incumbent of cost g when it is stored (it never enters an open
 list); nodes with g + h at or above the incumbent are neither stored nor sent, and the search ends when no message is
@@ -92,7 +96,12 @@ CTL_ROW = wp.constant(1)
 CTL_VERDICT = wp.constant(2)
 CTL_WORK = wp.constant(3)
 CTL_BATCH = wp.constant(4)  # expansions per worker this round (at most Options.batch): set by the host
-CTL_SIZE = 8
+CTL_STOP = wp.constant(16)  # 1 once a worker has expanded its batch this round (Options.share_stop): a line of its own
+CTL_SIZE = 32
+#: The stride, in elements, of every per-worker counter and message-box count in `Workers` (worker t's is at
+#: ``t * PAD``): 16 elements are 64 bytes of int32 and 128 of float64, at least a cache line, so that two workers'
+#: counters, which each writes at every expansion, never share one.
+PAD = wp.constant(16)
 
 
 @wp.struct
@@ -107,11 +116,14 @@ class Options:
     max_pops: int  # pops per worker before the pool must grow (goap.planners.base.pop_limit)
     heuristic: int
     plan_length: int  # L: the longest plan written whole
+    share_stop: int  # 1: a worker ends its round once another has expanded its batch (concurrent CPU launches)
+    lazy: int  # 1: a state's h is computed when it is first popped, not when it is stored
 
 
 @wp.struct
 class Workers:
-    """Per-worker counters (index t) and the message boxes (box ``(phase * K + sender) * K + receiver``)."""
+    """Per-worker counters (worker t's at ``t * PAD``) and the message boxes (box ``(phase * K + sender) * K +
+    receiver``, its count at ``box * PAD``)."""
 
     count: wp.array(dtype=wp.int32)  # nodes stored
     heap_size: wp.array(dtype=wp.int32)
@@ -127,10 +139,13 @@ class Workers:
     c_min: wp.array(dtype=wp.float64)  # the query's cheapest usable action (the step-count bound of h)
     msg_state: wp.array2d(dtype=wp.uint64)  # [2 K K slots, W]
     msg_g: wp.array(dtype=wp.float64)
+    msg_h: wp.array(dtype=wp.float64)  # a lower bound on the state's h: its parent's h less the action's cost (lazy)
     msg_parent: wp.array(dtype=wp.int32)
-    msg_count: wp.array(dtype=wp.int32)  # [2 K K]
+    msg_count: wp.array(dtype=wp.int32)  # [(2 K K + K) PAD]
     ctl: wp.array(dtype=wp.int32)  # CTL_*
     bound: wp.array(dtype=wp.float64)  # [1]: the incumbent as of the last JOIN
+    lazy: wp.array2d(dtype=wp.int8)  # [K, M]: 1 while a stored node's h is the lower bound, not yet computed
+    lazy_old: wp.array2d(dtype=wp.int8)  # the previous pools' flags, while MOVE copies them
 
 
 @functools.cache
@@ -220,7 +235,7 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
                     c = inf
             sc.act_cost[t, a] = c
             c_min = wp.min(c_min, c)
-        wk.c_min[t] = c_min
+        wk.c_min[t * PAD] = c_min
         per_agent = q.has_costs + q.has_enabled + wp.static(int(TYPED))
         rx = dt.relaxed
         if op.heuristic == HEUR_HMAX_DEPTH2 and per_agent > 0:
@@ -231,21 +246,21 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
                 sc.pre_cost[t, p] = best
         for k in range(op.hash_mask + 1):
             sc.table[t, k] = -1
-        wk.count[t] = 0
-        wk.heap_size[t] = 0
-        wk.pops[t] = 0
-        wk.expanded[t] = 0
-        wk.part_node[t] = -1
-        wk.part_action[t] = 0
-        wk.goal_cost[t] = inf
-        wk.goal_node[t] = -1
-        wk.low_f[t] = inf
-        wk.blocked[t] = 0
-        wk.work[t] = 0
+        wk.count[t * PAD] = 0
+        wk.heap_size[t * PAD] = 0
+        wk.pops[t * PAD] = 0
+        wk.expanded[t * PAD] = 0
+        wk.part_node[t * PAD] = -1
+        wk.part_action[t * PAD] = 0
+        wk.goal_cost[t * PAD] = inf
+        wk.goal_node[t * PAD] = -1
+        wk.low_f[t * PAD] = inf
+        wk.blocked[t * PAD] = 0
+        wk.work[t * PAD] = 0
         for phase in range(2):
             for s in range(K):
-                wk.msg_count[(phase * K + s) * K + t] = 0
-        wk.msg_count[2 * K * K + t] = 0  # the self box
+                wk.msg_count[((phase * K + s) * K + t) * PAD] = 0
+        wk.msg_count[(2 * K * K + t) * PAD] = 0  # the self box
         base = t * (M + 1)
         for w in range(W):
             sc.node_state[base, w] = q.states[row, w]
@@ -254,6 +269,7 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
         wk.bound[0] = inf
         wk.ctl[CTL_PHASE] = 0
         wk.ctl[CTL_WORK] = 0
+        wk.ctl[CTL_STOP] = 0
         if goal_satisfied(sc.node_state, base, gt.mask, gt.value, gt.ints, g):
             wk.ctl[CTL_VERDICT] = SATISFIED
             return
@@ -267,13 +283,14 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
             return
         wk.ctl[CTL_VERDICT] = GOING
         sc.table[t, find_slot(sc.node_state, sc.table, t, base, base, op.hash_mask)] = 0
-        wk.count[t] = 1
+        wk.count[t * PAD] = 1
         sc.node_g[t, 0] = wp.float64(0.0)
         sc.node_h[t, 0] = h0
         sc.node_parent[t, 0] = -1
         sc.heap[t, 0] = 0
         sc.node_pos[t, 0] = 0
-        wk.heap_size[t] = 1
+        wk.lazy[t, 0] = wp.int8(0)
+        wk.heap_size[t * PAD] = 1
 
     @wp.func
     def round_worker(
@@ -298,7 +315,7 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
         row = wk.ctl[CTL_ROW]
         g = q.goals[row]
         ty = agent_type(q, row)
-        c_min = wk.c_min[t]
+        c_min = wk.c_min[t * PAD]
         per_agent = q.has_costs + q.has_enabled + wp.static(int(TYPED))
         lay = dt.layout
         inb = wk.ctl[CTL_PHASE]
@@ -308,7 +325,7 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
         work = int(0)
         done = int(0)
         stop = int(0)
-        wk.blocked[t] = 0
+        wk.blocked[t * PAD] = 0
         batch = wp.clamp(wk.ctl[CTL_BATCH], 1, op.batch)
         for step in range(op.batch + 2):
             for s in range(K + 1):
@@ -319,7 +336,7 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
                         continue
                     box = (inb * K + s) * K + t
                     first_msg = box * op.slots
-                n = wk.msg_count[box]
+                n = wk.msg_count[box * PAD]
                 for k in range(wp.max(op.slots, A)):
                     if k >= n:
                         break
@@ -328,10 +345,11 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
                         sc.node_state[spare, w] = wk.msg_state[m, w]
                     g_child = wk.msg_g[m]
                     parent = wk.msg_parent[m]
+                    h_low = wk.msg_h[m]
                     # The state in row spare reached at g_child from parent: a new state is stored (its h computed
                     # here) unless it is a dead end or cannot beat the incumbent; a known one keeps the lower g,
                     # reopened when closed. A goal state is an incumbent, stored but never opened.
-                    bound = wp.min(wk.bound[0], wk.goal_cost[t])
+                    bound = wp.min(wk.bound[0], wk.goal_cost[t * PAD])
                     if g_child >= bound:
                         continue
                     slot = find_slot(sc.node_state, sc.table, t, base, spare, op.hash_mask)
@@ -342,71 +360,101 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
                         sc.node_g[t, known] = g_child
                         sc.node_parent[t, known] = parent
                         if goal_satisfied(sc.node_state, base + known, gt.mask, gt.value, gt.ints, g):
-                            wk.goal_cost[t] = g_child
-                            wk.goal_node[t] = known
+                            wk.goal_cost[t * PAD] = g_child
+                            wk.goal_node[t * PAD] = known
                             continue
                         pos = sc.node_pos[t, known]
                         if pos < 0:  # closed: reopened (each stored node is in the heap at most once)
-                            pos = wk.heap_size[t]
+                            pos = wk.heap_size[t * PAD]
                             sc.heap[t, pos] = known
-                            wk.heap_size[t] = pos + 1
+                            wk.heap_size[t * PAD] = pos + 1
                         sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, pos, one, 0)
                         continue
                     goal = goal_satisfied(sc.node_state, spare, gt.mask, gt.value, gt.ints, g)
                     h = wp.float64(0.0)
+                    deferred = wp.int8(0)
                     if not goal:
-                        h = heuristic(sc, t, spare, dt, gt, g, ct, rel, c_min, op.heuristic, per_agent)
+                        if op.lazy != 0:  # its h when it is popped; until then the parent's bound
+                            h = h_low
+                            deferred = wp.int8(1)
+                        else:
+                            h = heuristic(sc, t, spare, dt, gt, g, ct, rel, c_min, op.heuristic, per_agent)
                         if is_inf(h) or g_child + h >= bound:
                             continue
-                    nn = wk.count[t]
+                    nn = wk.count[t * PAD]
                     if nn >= M:
                         continue  # unreachable: a worker expands only with room for all successors (JOIN grows)
                     for w in range(W):
                         sc.node_state[base + nn, w] = sc.node_state[spare, w]
                     sc.table[t, slot] = nn
-                    wk.count[t] = nn + 1
+                    wk.count[t * PAD] = nn + 1
                     sc.node_g[t, nn] = g_child
                     sc.node_h[t, nn] = h
                     sc.node_parent[t, nn] = parent
                     sc.node_pos[t, nn] = -1
+                    wk.lazy[t, nn] = deferred
                     if goal:
-                        wk.goal_cost[t] = g_child
-                        wk.goal_node[t] = nn
+                        wk.goal_cost[t * PAD] = g_child
+                        wk.goal_node[t * PAD] = nn
                     else:
-                        hs = wk.heap_size[t]
+                        hs = wk.heap_size[t * PAD]
                         sc.heap[t, hs] = nn
                         sc.node_pos[t, nn] = hs
-                        wk.heap_size[t] = hs + 1
+                        wk.heap_size[t * PAD] = hs + 1
                         sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, hs, one, 0)
-                wk.msg_count[box] = 0
+                wk.msg_count[box * PAD] = 0
                 if s < K:
                     work += n
             if stop != 0:
                 break
-            if M - wk.count[t] < A:  # no room for a whole expansion's successors: JOIN grows the pools
-                wk.blocked[t] = 1
+            if M - wk.count[t * PAD] < A:  # no room for a whole expansion's successors: JOIN grows the pools
+                wk.blocked[t * PAD] = 1
                 break
             node = int(-1)
             first_action = int(0)
-            if wk.part_node[t] >= 0:
-                node = wk.part_node[t]
-                first_action = wk.part_action[t]
-                wk.part_node[t] = -1
+            if wk.part_node[t * PAD] >= 0:
+                node = wk.part_node[t * PAD]
+                first_action = wk.part_action[t * PAD]
+                wk.part_node[t * PAD] = -1
             else:
-                hs = wk.heap_size[t]
-                if done >= batch or hs == 0:
+                hs = wk.heap_size[t * PAD]
+                if hs == 0:
                     break
+                if done >= batch:
+                    if op.share_stop != 0:  # the others end their rounds too: none waits for the slowest's batch
+                        wk.ctl[CTL_STOP] = 1
+                    break
+                if op.share_stop != 0 and done > 0 and wk.ctl[CTL_STOP] != 0:
+                    break  # another worker has done its batch (after one expansion here: every worker advances)
                 top = sc.heap[t, 0]
-                if sc.node_g[t, top] + sc.node_h[t, top] >= wp.min(wk.bound[0], wk.goal_cost[t]):
+                if sc.node_g[t, top] + sc.node_h[t, top] >= wp.min(wk.bound[0], wk.goal_cost[t * PAD]):
                     break  # nothing here can beat the incumbent
-                if wk.pops[t] >= op.max_pops:
-                    wk.blocked[t] = 1
+                if wk.pops[t * PAD] >= op.max_pops:
+                    wk.blocked[t * PAD] = 1
                     break
                 node = pop_first(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, hs, one, 0)
-                wk.heap_size[t] = hs - 1
-                wk.pops[t] = wk.pops[t] + 1
-                wk.expanded[t] = wk.expanded[t] + 1
+                wk.heap_size[t * PAD] = hs - 1
+                wk.pops[t * PAD] = wk.pops[t * PAD] + 1
                 done += 1
+                if wk.lazy[t, node] != 0:
+                    # Lazy evaluation: the node's h now. A dead end, or one that cannot beat the incumbent, stays
+                    # closed; one whose f rose goes back into the open list (once: its h is now exact); one whose
+                    # bound was its h is expanded now, as eager A* would have.
+                    wk.lazy[t, node] = wp.int8(0)
+                    work += 1
+                    h_low = sc.node_h[t, node]
+                    h = heuristic(sc, t, base + node, dt, gt, g, ct, rel, c_min, op.heuristic, per_agent)
+                    sc.node_h[t, node] = h
+                    if is_inf(h) or sc.node_g[t, node] + h >= wp.min(wk.bound[0], wk.goal_cost[t * PAD]):
+                        continue
+                    if h > h_low:
+                        pos = wk.heap_size[t * PAD]
+                        sc.heap[t, pos] = node
+                        sc.node_pos[t, node] = pos
+                        wk.heap_size[t * PAD] = pos + 1
+                        sift_up(sc.node_g, sc.node_h, sc.heap, sc.node_pos, t, pos, one, 0)
+                        continue
+                wk.expanded[t * PAD] = wk.expanded[t * PAD] + 1
             work += 1
             g_node = sc.node_g[t, node]
             r_node = base + node
@@ -451,34 +499,35 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
                         if wp.static(TYPED):
                             c = dt.type_scale[ty, a] * c
                 g_child = g_node + c
-                if g_child >= wp.min(wk.bound[0], wk.goal_cost[t]):
+                if g_child >= wp.min(wk.bound[0], wk.goal_cost[t * PAD]):
                     continue
                 dest = owner_of(sc.node_state, spare, K)
                 box = own
-                slot = own_first + wk.msg_count[own]  # (at most A successors: the self box never fills)
+                slot = own_first + wk.msg_count[own * PAD]  # (at most A successors: the self box never fills)
                 if dest != t:
                     box = (outb * K + t) * K + dest
-                    used = wk.msg_count[box]
+                    used = wk.msg_count[box * PAD]
                     if used >= op.slots:  # the outbox is full: this node's expansion goes on from a next round
-                        wk.part_node[t] = node
-                        wk.part_action[t] = a
+                        wk.part_node[t * PAD] = node
+                        wk.part_action[t * PAD] = a
                         stop = 1
                         break
                     slot = box * op.slots + used
                 for w in range(W):
                     wk.msg_state[slot, w] = sc.node_state[spare, w]
                 wk.msg_g[slot] = g_child
+                wk.msg_h[slot] = wp.max(wp.float64(0.0), g_node + sc.node_h[t, node] - g_child)
                 wk.msg_parent[slot] = node * K + t
-                wk.msg_count[box] = wk.msg_count[box] + 1
+                wk.msg_count[box * PAD] = wk.msg_count[box * PAD] + 1
         low = inf
-        if wk.heap_size[t] > 0:
+        if wk.heap_size[t * PAD] > 0:
             head = sc.heap[t, 0]
             low = sc.node_g[t, head] + sc.node_h[t, head]
-        pn = wk.part_node[t]
+        pn = wk.part_node[t * PAD]
         if pn >= 0:
             low = wp.min(low, sc.node_g[t, pn] + sc.node_h[t, pn])
-        wk.low_f[t] = low
-        wk.work[t] = work
+        wk.low_f[t * PAD] = low
+        wk.work[t * PAD] = work
 
     @wp.func
     def join(dt: DomainTables, op: Options, wk: Workers):
@@ -493,16 +542,16 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
         grow = int(0)
         sent = int(0)
         for t in range(K):
-            best = wp.min(best, wk.goal_cost[t])
-            low = wp.min(low, wk.low_f[t])
-            work += wk.work[t]
-            if wk.blocked[t] != 0:
+            best = wp.min(best, wk.goal_cost[t * PAD])
+            low = wp.min(low, wk.low_f[t * PAD])
+            work += wk.work[t * PAD]
+            if wk.blocked[t * PAD] != 0:
                 grow = 1
             incoming = int(0)
             for s in range(K):
-                incoming += wk.msg_count[(outb * K + s) * K + t]
+                incoming += wk.msg_count[((outb * K + s) * K + t) * PAD]
             sent += incoming
-            if wk.count[t] + incoming + dt.n_actions > op.pool:
+            if wk.count[t * PAD] + incoming + dt.n_actions > op.pool:
                 grow = 1
         wk.bound[0] = best
         verdict = int(GOING)
@@ -513,13 +562,14 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
         wk.ctl[CTL_VERDICT] = verdict
         wk.ctl[CTL_WORK] = work + sent
         wk.ctl[CTL_PHASE] = outb  # the boxes written this round are read in the next
+        wk.ctl[CTL_STOP] = 0
 
     @wp.func
     def move_worker(old: Scratch, sc: Scratch, old_pool: int, op: Options, wk: Workers, t: int):
         """Worker t's nodes, open list and table from pools of ``old_pool`` states into pools of ``op.pool``."""
         ob = t * (old_pool + 1)
         nb = t * (op.pool + 1)
-        n = wk.count[t]
+        n = wk.count[t * PAD]
         for i in range(n):
             for w in range(W):
                 sc.node_state[nb + i, w] = old.node_state[ob + i, w]
@@ -527,7 +577,8 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
             sc.node_h[t, i] = old.node_h[t, i]
             sc.node_parent[t, i] = old.node_parent[t, i]
             sc.node_pos[t, i] = old.node_pos[t, i]
-        for i in range(wk.heap_size[t]):
+            wk.lazy[t, i] = wk.lazy_old[t, i]
+        for i in range(wk.heap_size[t * PAD]):
             sc.heap[t, i] = old.heap[t, i]
         for k in range(op.hash_mask + 1):
             sc.table[t, k] = -1
@@ -549,10 +600,10 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
         best = wp.float64(wp.inf)
         bw = int(-1)
         for t in range(K):
-            expanded += wk.expanded[t]
-            total += wk.count[t]
-            if wk.goal_cost[t] < best:
-                best = wk.goal_cost[t]
+            expanded += wk.expanded[t * PAD]
+            total += wk.count[t * PAD]
+            if wk.goal_cost[t * PAD] < best:
+                best = wk.goal_cost[t * PAD]
                 bw = t
         out.expanded[row] = expanded
         out.length[row] = 0
@@ -571,7 +622,7 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
         spare = M  # worker 0's spare row: where the read-back builds successors
         length = int(0)
         nw = bw
-        nn = wk.goal_node[bw]
+        nn = wk.goal_node[bw * PAD]
         for _step in range(total):
             p = sc.node_parent[nw, nn]
             if p < 0:
@@ -585,7 +636,7 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
         if length > L:
             status = int(ST_TOO_LONG)
         nw = bw
-        nn = wk.goal_node[bw]
+        nn = wk.goal_node[bw * PAD]
         for k in range(length):
             p = sc.node_parent[nw, nn]
             pw = p % K
@@ -634,5 +685,5 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
     return hda_step
 
 
-__all__ = ["BUDGET", "CTL_BATCH", "CTL_PHASE", "CTL_ROW", "CTL_SIZE", "CTL_VERDICT", "CTL_WORK", "FINISH", "JOIN",
-           "MOVE", "Options", "ROUND", "START", "VERDICTS", "Workers", "hda_kernel"]
+__all__ = ["BUDGET", "CTL_BATCH", "CTL_PHASE", "CTL_ROW", "CTL_SIZE", "CTL_STOP", "CTL_VERDICT", "CTL_WORK", "FINISH", "JOIN",
+           "MOVE", "Options", "PAD", "ROUND", "START", "VERDICTS", "Workers", "hda_kernel"]

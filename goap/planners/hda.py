@@ -112,6 +112,11 @@ class HdaPlanner:
         message_slots: successors one worker may send another in one round (default: ``batch`` times the
             domain's actions, 64..4096); a full box ends the sender's round early, never loses a state.
         chunk_size: accepted for the command line's sake (the batched planner's option), unused.
+        shared_stop: on the CPU, a round ends for every worker soon after the first has expanded its batch (each
+            after one expansion at least), rather than at the slowest worker's batch (`goap.kernels.hda`).
+        lazy: compute a state's h when it is first popped, not when it is stored (its parent's h less the action's
+            cost bounds it until then): states never expanded cost no heuristic call, and a round's work is its
+            batch, whatever its inbox holds. Default: on for ``lmcut`` and ``hmax``.
     """
 
     name = "warp-hda"
@@ -132,6 +137,8 @@ class HdaPlanner:
         message_slots: int | None = None,
         chunk_size: int | None = None,
         lmcut_ties: str = DEFAULT_LMCUT_TIES,
+        shared_stop: bool = True,
+        lazy: bool | None = None,
     ):
         heuristic = heuristic_name(heuristic)
         self.lmcut_ties = check_lmcut_ties(lmcut_ties)
@@ -164,6 +171,10 @@ class HdaPlanner:
         self.max_plan_length = int(max_plan_length)
         self.max_scratch_bytes = int(max_scratch_bytes)
         self.batch = int(batch)
+        self.shared_stop = bool(shared_stop)
+        # Lazy evaluation pays where h is dear (LM-cut, h_max: most stored states are never expanded); the truncated
+        # h_max costs little more than the bookkeeping it would save.
+        self.lazy = heuristic in ("lmcut", "hmax") if lazy is None else bool(lazy)
         A = max(1, self.tables.n_actions)
         self.message_slots = int(message_slots) if message_slots is not None else min(4096, max(64, self.batch * A))
         self._conds = condition_tables(self.tables)
@@ -372,12 +383,18 @@ class HdaPlanner:
     # --- memory ---------------------------------------------------------------------------------------------------
     def _pool_bytes(self, pool: int) -> int:
         """Bytes the pools of all workers take at ``pool`` states each: states, g, h, parent, position, open list,
-        table."""
+        lazy flag, table."""
         W = self.tables.n_words
-        return self.workers * (8 * W * (pool + 1) + 28 * pool + 4 * hash_size(pool))
+        return self.workers * (8 * W * (pool + 1) + 29 * pool + 4 * hash_size(pool))
 
     def _row_specs(self) -> list[tuple[str, tuple[int, ...], Any]]:
-        """The per-worker rows that do not depend on the pool (the heuristic's and the action costs)."""
+        """The per-worker rows that do not depend on the pool (the heuristic's and the action costs), each row padded
+        to a multiple of `hk.PAD` elements so that no two workers' rows share a cache line (h_max's bucket heads, 65
+        of them, are written at every queue operation)."""
+        return [(name, (K, -(-n // self._hk.PAD) * self._hk.PAD), dtype)
+                for name, (K, n), dtype in self._unpadded_row_specs()]
+
+    def _unpadded_row_specs(self) -> list[tuple[str, tuple[int, int], Any]]:
         wp, K = self._wp, self.workers
         A = max(1, self.tables.n_actions)
         C = max(1, self._conds.n_conditions)
@@ -412,7 +429,9 @@ class HdaPlanner:
 
     def _message_bytes(self) -> int:
         K, W = self.workers, self.tables.n_words
-        return (2 * K * K * self.message_slots + K * max(1, self.tables.n_actions)) * (8 * W + 12) + 4 * (2 * K * K + K)
+        pad = int(self._hk.PAD)
+        return ((2 * K * K * self.message_slots + K * max(1, self.tables.n_actions)) * (8 * W + 20)
+                + 4 * pad * (2 * K * K + K) + 60 * pad * K)  # boxes; the counters (9 int32, 3 float64)
 
     def _allocate(self, level: int) -> None:
         """Pools of level ``level`` for every worker; the nodes of the level before are moved into them."""
@@ -432,6 +451,8 @@ class HdaPlanner:
                             ("node_pos", wp.int32), ("heap", wp.int32)):
             setattr(sc, name, wp.empty((K, pool), dtype=dtype, device=dev))
         sc.table = wp.empty((K, hash_size(pool)), dtype=wp.int32, device=dev)
+        self._wk.lazy_old = self._wk.lazy  # (MOVE copies the flags of the nodes moved)
+        self._wk.lazy = wp.zeros((K, pool), dtype=wp.int8, device=dev)
         op = hk.Options()
         op.workers = K
         op.pool = pool
@@ -441,6 +462,8 @@ class HdaPlanner:
         op.max_pops = pop_limit(pool)
         op.heuristic = self._k.HEURISTIC_CODES[self.heuristic]
         op.plan_length = self.max_plan_length
+        op.share_stop = int(self.shared_stop and dev.is_cpu and K > 1)
+        op.lazy = int(self.lazy)
         self._options[level] = op
         previous, self._sc = self._sc, sc
         old_level, self._level = self._level, level
@@ -455,19 +478,22 @@ class HdaPlanner:
         wp, dev, K = self._wp, self.device, self.workers
         hk = self._hk
         wk = hk.Workers()
+        pad = int(hk.PAD)  # worker t's counters at t * pad: a cache line of its own (see goap.kernels.hda.PAD)
         for name in ("count", "heap_size", "pops", "expanded", "part_node", "part_action", "goal_node", "blocked",
                      "work"):
-            setattr(wk, name, wp.zeros(K, dtype=wp.int32, device=dev))
+            setattr(wk, name, wp.zeros(K * pad, dtype=wp.int32, device=dev))
         for name in ("goal_cost", "low_f", "c_min"):
-            setattr(wk, name, wp.zeros(K, dtype=wp.float64, device=dev))
+            setattr(wk, name, wp.zeros(K * pad, dtype=wp.float64, device=dev))
         # 2 K K boxes between workers (two phases) of message_slots each, then one self box a worker of A slots.
         messages = 2 * K * K * self.message_slots + K * max(1, self.tables.n_actions)
         wk.msg_state = wp.empty((messages, self.tables.n_words), dtype=wp.uint64, device=dev)
         wk.msg_g = wp.empty(messages, dtype=wp.float64, device=dev)
+        wk.msg_h = wp.zeros(messages, dtype=wp.float64, device=dev)
         wk.msg_parent = wp.empty(messages, dtype=wp.int32, device=dev)
-        wk.msg_count = wp.zeros(2 * K * K + K, dtype=wp.int32, device=dev)
+        wk.msg_count = wp.zeros((2 * K * K + K) * pad, dtype=wp.int32, device=dev)
         wk.ctl = wp.zeros(hk.CTL_SIZE, dtype=wp.int32, device=dev)
         wk.bound = wp.zeros(1, dtype=wp.float64, device=dev)
+        wk.lazy = wk.lazy_old = wp.zeros((K, 1), dtype=wp.int8, device=dev)  # (the pools' come with them)
         return wk
 
     # --- inputs and results ---------------------------------------------------------------------------------------
