@@ -151,7 +151,8 @@ def test_tiny_boxes_and_batches_keep_the_optimum():
     check_against_reference(domain, states, problems.values, problems.goals, "lmcut", 3, batch=1, message_slots=1)
 
 
-@pytest.mark.parametrize(("seed", "n_facts", "heuristic"), [(46, 14, "lmcut"), (47, 70, "hmax_depth2"), (48, 16, "hmax")])
+@pytest.mark.parametrize(("seed", "n_facts", "heuristic"),
+                         [(46, 14, "lmcut"), (47, 70, "hmax_depth2"), (48, 16, "hmax")])
 @pytest.mark.parametrize(("lazy", "shared_stop"), [(False, False), (True, False), (True, True)])
 @pytest.mark.parametrize("workers", (1, 2, 4))
 def test_lazy_evaluation_and_shared_stop_keep_the_reference_costs(seed, n_facts, heuristic, lazy, shared_stop,

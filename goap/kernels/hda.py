@@ -685,5 +685,5 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
     return hda_step
 
 
-__all__ = ["BUDGET", "CTL_BATCH", "CTL_PHASE", "CTL_ROW", "CTL_SIZE", "CTL_STOP", "CTL_VERDICT", "CTL_WORK", "FINISH", "JOIN",
-           "MOVE", "Options", "PAD", "ROUND", "START", "VERDICTS", "Workers", "hda_kernel"]
+__all__ = ["BUDGET", "CTL_BATCH", "CTL_PHASE", "CTL_ROW", "CTL_SIZE", "CTL_STOP", "CTL_VERDICT", "CTL_WORK",
+           "FINISH", "JOIN", "MOVE", "Options", "PAD", "ROUND", "START", "VERDICTS", "Workers", "hda_kernel"]
