@@ -20,8 +20,11 @@ batch: each expands at its own rate, as in asynchronous HDA*.
 Optimality: a state that satisfies the goal is an incumbent of cost g when it is stored (it never enters an open
 list); nodes with g + h at or above the incumbent are neither stored nor sent, and the search ends when no message is
 in flight and every worker's lowest f (its open list and an expansion it left half done) is at or above the incumbent
-(no incumbent and nothing left: NO_PLAN). The heuristic of a state is computed by its owner when it is first stored
-(`goap.kernels.astar.heuristic`), so duplicates cost no heuristic call. A node's parent is stored as
+(no incumbent and nothing left: NO_PLAN). The heuristic of a state is computed by its owner
+(`goap.kernels.astar.heuristic`) when it is first stored, or, with ``Options.lazy``, when it is first popped: until
+then its h is the bound its parent gives, the parent's h less the action's cost (``msg_h``; admissible, so the key
+stays a lower bound on the state's f and the termination rule holds), and a state whose h turns out higher goes back
+into the open list once. Duplicates cost no heuristic call either way. A node's parent is stored as
 ``node * K + worker``, which does not depend on the pool size: the plan is read back across the workers (`FINISH`) by
 finding, for each node on the path, the first usable action that turns its parent's state into its own at exactly
 its g, as the planner's read-back does.
