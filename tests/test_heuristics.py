@@ -183,7 +183,7 @@ def test_hmax_dijkstra_is_the_fixpoint(seed):
 
 
 # --- LM-cut: admissible, at least h_max ---------------------------------------------------------------------------
-@pytest.mark.parametrize("ties", ["highest", "stable"])
+@pytest.mark.parametrize("ties", ["highest", "stable", "max"])
 def test_lmcut_admissible_and_above_hmax(ties):
     solved = stronger = 0
     for seed in (5, 6, 7):
@@ -194,7 +194,7 @@ def test_lmcut_admissible_and_above_hmax(ties):
 
 def test_lmcut_ties_refuses_unknown_rules():
     domain = random_domain(5, 6)
-    with pytest.raises(ValueError, match="lmcut_ties must be one of highest, stable, got 'lowest'"):
+    with pytest.raises(ValueError, match="lmcut_ties must be one of highest, stable, max, got 'lowest'"):
         ReferencePlanner(domain, heuristic="lmcut", lmcut_ties="lowest")
 
 

@@ -269,7 +269,7 @@ def test_same_optimal_cost_as_strips(name):
         assert costs[1] == optimum
 
 
-@pytest.mark.parametrize("ties", ["highest", "stable"])
+@pytest.mark.parametrize("ties", ["highest", "stable", "max"])
 @pytest.mark.parametrize("name", ["blocks/task04", "gripper/task01", "logistics/task02", "miconic/task03",
                                   "depot/task01"])
 def test_reference_and_warp_agree_node_for_node(name, ties):
@@ -285,6 +285,29 @@ def test_reference_and_warp_agree_node_for_node(name, ties):
         b = p.plan(p.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
         out.append((int(b.status[0]), float(b.cost[0]), int(b.expanded[0]), b.plan_names(0, task.domain)))
     assert out[0] == out[1]
+
+
+def test_lmcut_max_rule_is_the_larger_of_the_two():
+    """``lmcut_ties="max"`` on depot/task01, at the initial state and along a seeded walk: the larger of the
+    highest-id and the stable rule's values everywhere, and above one of them somewhere (neither rule alone)."""
+    from goap.planners.reference import ReferencePlanner
+
+    task = load_pddl(*TASKS["depot/task01"])
+    domain = task.domain
+    rules = {t: ReferencePlanner(domain, heuristic="lmcut", lmcut_ties=t) for t in ("highest", "stable", "max")}
+    costs = [float(x) for x in rules["max"].tables.cost]
+    goal = domain.goals[task.goal]
+    h = {t: p.heuristic_function(goal, costs, [True] * len(costs)) for t, p in rules.items()}
+    rng = np.random.default_rng(0)
+    state = tuple(int(v) for v in task.state)
+    above = 0
+    for _ in range(40):
+        values = {t: f(state) for t, f in h.items()}
+        assert values["max"] == max(values["highest"], values["stable"])
+        above += values["max"] > min(values["highest"], values["stable"])
+        usable = [a for a in domain.actions if domain.is_applicable(state, a)]
+        state = domain.apply(state, usable[int(rng.integers(len(usable)))])
+    assert above > 0
 
 
 def test_lmcut_ties_reach_both_planners():

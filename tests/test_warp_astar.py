@@ -63,6 +63,28 @@ def test_warp_matches_reference(seed, n_facts, words, heuristic):
     assert Status.OK in statuses and len(statuses) >= 2, statuses
 
 
+@pytest.mark.parametrize("ties", ["stable", "max"])
+@pytest.mark.parametrize(("seed", "n_facts"), [(17, 20), (18, 70)])
+def test_lmcut_tie_rules_match_reference(seed, n_facts, ties):
+    """LM-cut's other tie rules, node for node with the reference, on one and two words, with per-agent costs and
+    enabled masks."""
+    domain = random_domain(seed, n_facts, int_fraction=0.3)
+    problems = random_problems(domain, 40, seed=seed)
+    ref = ReferencePlanner(domain, max_nodes=256, node_ceiling=1024, heuristic="lmcut", lmcut_ties=ties)
+    fast = WarpAStarPlanner(ref.tables, max_nodes=256, node_ceiling=1024, heuristic="lmcut", lmcut_ties=ties,
+                            device=DEVICE)
+    states = ref.tables.pack_states(problems.values)
+    rng = np.random.default_rng(seed)
+    A = len(domain.actions)
+    costs = rng.integers(1, 33, size=(len(states), A)).astype(np.float32) / 4
+    enabled = rng.random((len(states), A)) < 0.9
+    for c, e in ((None, None), (costs, enabled)):
+        r = ref.plan(states, problems.goals, c, e)
+        f = fast.plan(states, problems.goals, c, e)
+        assert_same(r, f, domain, problems.values, problems.goals, ref.tables.goals, c, e)
+    assert Status.OK in set(r.status.tolist())
+
+
 @pytest.mark.parametrize("world", ["soldier", "village"])
 def test_warp_matches_reference_on_worlds(world, worlds_dir):
     domain = load_domain(worlds_dir / world / "domain.toml")

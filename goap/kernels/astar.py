@@ -117,7 +117,7 @@ class ConditionTables:
     effect_cond: wp.array(dtype=wp.int32)
     n_conditions: int
     n_actions: int
-    lm_stable: int  # LM-cut's pcf ties (`goap.planners.base.LMCUT_TIES`): 0 highest, 1 stable
+    lm_stable: int  # LM-cut's pcf ties (`goap.planners.base.LMCUT_TIES`): 0 highest, 1 stable, 2 the max of both
 
 
 @wp.struct
@@ -596,7 +596,8 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
     over its own (act_h; inf while one is unreachable), by a generalized Dijkstra: conditions leave a queue in
     order of their final value; an action whose last precondition leaves it fires and offers cost + that value to
     what it achieves. The same fixpoint as rounds of Bellman-Ford (same float64 sums), in one pass over the cone.
-    With ``lm``, costs are LM-cut's remaining costs and each firing action records its pcf (`lmcut`). Call
+    With ``lm`` (1: ties to the highest id, 2: the stable rule), costs are LM-cut's remaining costs and each firing
+    action records its pcf (`lmcut`). Call
     `cone_reset` first (once per state). With ``lm``, also clears LM-cut's marks of the cone and lists the cone's
     conditions true in r in cond_list; returns how many. Bounded: each cone condition enters and leaves the queue
     once.
@@ -717,7 +718,7 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
                         while k < k_end:
                             d = ct.action_cond[k]
                             if sc.cond_h[t, d] == hc:
-                                if ct.lm_stable != 0:
+                                if lm == 2:
                                     best = d
                                     break
                                 if d > best:
@@ -750,12 +751,13 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
 @wp.func
 def hmax_lower(
     sc: Scratch, t: int, ct: ConditionTables, rel: Relevance, g: int, size: int, nb: int, lo: int, round_i: int,
+    stable: int,
 ):
     """Bring h_max up to date after LM-cut lowered the remaining costs of some actions, whose new offers the queue
     already holds (``size`` entries). Values only fall: a popped condition that is an action's pcf makes the action
     take its new max and pcf, and offer what it achieves when that max fell (Fast Downward's incremental
     exploration). The result is the from-scratch fixpoint, float for float (each value is the least of the same
-    offers), and the same pcfs (only an action whose pcf fell can change its pcf; with ``ct.lm_stable`` its pcf of
+    offers), and the same pcfs (only an action whose pcf fell can change its pcf; with ``stable`` its pcf of
     round ``round_i`` is saved in act_pcf0 the first time it changes, and kept whenever it is a maximum again, so
     the last choice sees the final values: the reference's "stable" rule). Each cone condition leaves the
     queue at most once (later offers are never below the value popped); the actions whose pcf it is are walked on
@@ -791,7 +793,6 @@ def hmax_lower(
             after = sc.act_next[t, a]  # (a may move to another list)
             old = sc.act_h[t, a]
             if old > hc:
-                stable = ct.lm_stable
                 if stable != 0 and sc.act_round[t, a] != round_i:  # its first new pcf this round: c was its last
                     sc.act_round[t, a] = round_i
                     sc.act_pcf0[t, a] = c
@@ -912,7 +913,9 @@ def lm_forward(
 
 
 @wp.func
-def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance) -> wp.float64:
+def lmcut(
+    sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance, stable: int,
+) -> wp.float64:
     """LM-cut of node row r for goal g (`goap.planners.reference`, node for node): rounds of h_max with remaining
     costs (from scratch once, then lowered where the cut's costs fell: `hmax_lower`), each cutting the
     justification graph between the state and the goal zone and charging the cut's cheapest remaining cost.
@@ -942,7 +945,7 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
         sc.act_rc[t, a] = sc.act_cost[t, a]
         i += 1
     total = zero
-    n_true = hmax_dijkstra(sc, t, r, ct, rel, g, 1)
+    n_true = hmax_dijkstra(sc, t, r, ct, rel, g, 1 + stable)
     nb = int(0)  # hmax_lower's queue: one bucket per value (BUCKETS of them) or the heap (0)
     if sc.bucket[t, BUCKETS] >= 0:
         nb = BUCKETS
@@ -1113,7 +1116,7 @@ def lmcut(sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTabl
             k += 1
         if gc >= 0 and sc.cond_pos[t, gc] == OUTSIDE:
             sc.cond_mark[t, gc] = MARK_OUTSIDE
-        hmax_lower(sc, t, ct, rel, g, size, nb, lo, round_i)
+        hmax_lower(sc, t, ct, rel, g, size, nb, lo, round_i, stable)
         round_i += 1
     return total
 
@@ -1237,9 +1240,11 @@ def heuristic(
     if unsat == 0:
         return wp.float64(0.0)
     if kind == HEUR_LMCUT:
-        lm = lmcut(sc, t, r, gt, g, ct, rel)
+        lm = lmcut(sc, t, r, gt, g, ct, rel, wp.min(ct.lm_stable, 1))
         if is_inf(lm):
             return inf
+        if ct.lm_stable == 2:  # "max": the larger of the stable rule's value and the highest-id rule's
+            lm = wp.max(lm, lmcut(sc, t, r, gt, g, ct, rel, 0))
         e = gt.max_achieved[g]
         return wp.max(lm, wp.float64((unsat + e - 1) // e) * c_min)
     if kind == HEUR_HMAX:

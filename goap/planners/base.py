@@ -226,12 +226,18 @@ DEPRECATED_HEURISTICS = ("hmax2", "hmax1")
 #: walk) among equal maxima: ``"highest"``, the highest condition id, every round alike; ``"stable"``, the
 #: previous round's pcf while it is still a maximum, else the first maximum in the action's precondition order (as
 #: Fast Downward's incremental h_max keeps an action's supporter until a precondition is strictly dearer). Both are
-#: admissible; which is stronger depends on the task (see `DEFAULT_LMCUT_TIES`).
-LMCUT_TIES = ("highest", "stable")
+#: admissible; which is stronger depends on the task (see `DEFAULT_LMCUT_TIES`). ``"max"`` computes LM-cut with both
+#: rules and takes the larger value (admissible, at least either's, at twice the cost per state).
+LMCUT_TIES = ("highest", "stable", "max")
 #: The planners' default: "highest" on the 46 unit-cost IPC tasks expands 14,496 states on depot/task03 against
 #: "stable"'s 40,471; "stable" lifts LM-cut on costed tasks (parcprinter p07 at the initial state: 739,085 -> 1,377,123
 #: of an optimal 1,383,121). See docs/measured.md.
 DEFAULT_LMCUT_TIES = "highest"
+
+
+def lmcut_ties_code(lmcut_ties: str) -> int:
+    """The kernel's code of a tie rule (`ConditionTables.lm_stable`): its index in `LMCUT_TIES`."""
+    return LMCUT_TIES.index(check_lmcut_ties(lmcut_ties))
 
 
 def check_lmcut_ties(lmcut_ties: str) -> str:
@@ -454,7 +460,7 @@ class ConditionTables:
     pre_of_action: np.ndarray  # int32[...]
     effect_start: np.ndarray  # int32[A + 1]
     effect_cond: np.ndarray  # int32[...]
-    #: LM-cut's pcf ties (`LMCUT_TIES`): 0 "highest", 1 "stable"; a planner option, set on the device copy.
+    #: LM-cut's pcf ties (`LMCUT_TIES`): 0 "highest", 1 "stable", 2 "max"; a planner option, set on the device copy.
     lm_stable: int = 0
 
     @property

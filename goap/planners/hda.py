@@ -45,6 +45,7 @@ from goap.planners.base import (
     PlanBatch,
     check_inputs,
     check_lmcut_ties,
+    lmcut_ties_code,
     check_options,
     check_types,
     condition_tables,
@@ -103,7 +104,7 @@ class HdaPlanner:
         device: a Warp device ("cpu", "cuda:0"); the default device when None.
         max_scratch_bytes: hard cap on the search's memory: pools, heuristic rows and message boxes (4 GiB).
         heuristic: one of `HDA_HEURISTICS` (admissible: optimal plans).
-        lmcut_ties: LM-cut's pcf among equal maxima: "highest" (default) or "stable"
+        lmcut_ties: LM-cut's pcf among equal maxima: "highest" (default), "stable", or "max" of the two values
             (`goap.planners.base.LMCUT_TIES`).
         growth: pool growth when a worker runs out of room (1: the first pool is the last).
         node_ceiling: the largest pool of one worker (default 2**25 states, at least the first pool).
@@ -207,7 +208,7 @@ class HdaPlanner:
             cpu_pool(K)
         self._dt = to_device(self.tables, DomainStruct, dev)
         self._ct = to_device(self._conds, astar.ConditionTables, dev)
-        self._ct.lm_stable = int(self.lmcut_ties == "stable")
+        self._ct.lm_stable = lmcut_ties_code(self.lmcut_ties)
         self._goal_structs: dict[int, tuple[GoalTables, Any]] = {}
         self._level = -1  # the pool level allocated (-1: none yet)
         self._sc: Any = None

@@ -30,7 +30,7 @@ The search, which the Warp planner follows step for step:
     queue, ordered by value then id, reaches last when costs are positive, as Fast Downward's h_max supporter) give the
     initial values of Fast Downward's lmcut on the IPC tasks measured (depot/task03: 17; the lowest id gives 14); the
     stable rule gives higher values on costed tasks (parcprinter, barman) and lower ones on some unit-cost tasks
-    (docs/measured.md).
+    (docs/measured.md); ``lmcut_ties="max"`` computes both and takes the larger.
   - ``hmax_depth2`` (default): h_max truncated after two regression levels: a precondition p
     of an achiever, false in s, counts as the cheapest enabled achiever of p (instead of h(p)). Cheaper per node,
     weaker.
@@ -140,8 +140,8 @@ class ReferencePlanner:
             goal, all its patterns together (see `goap.planners.pdb`); each goal's tables are built on first use.
         scp_orders: with ``heuristic="scp"`` / ``"max_lmcut_scp"``, the orders of the saturated cost partitioning
             per goal, h the max over them (1..4, `goap.planners.scp`).
-        lmcut_ties: LM-cut's pcf among equal maxima (with the heuristics that run LM-cut): "highest" (default) or
-            "stable" (`goap.planners.base.LMCUT_TIES`).
+        lmcut_ties: LM-cut's pcf among equal maxima (with the heuristics that run LM-cut): "highest" (default),
+            "stable", or "max" of the two values (`goap.planners.base.LMCUT_TIES`).
         pruning: "none" (default) or "stubborn": expand only the applicable actions of each state's strong
             stubborn set (`goap.planners.stubborn`; optimal costs kept).
         pruning_min_ratio / pruning_check_after: a search switches pruning off when, after that many expansions,
@@ -583,10 +583,18 @@ class ReferencePlanner:
 
         n_cond = len(conditions)
         atom_key = [self._cond_id.get(c, n_cond + j) for j, c in enumerate(goal.want)]
-        stable = self.lmcut_ties == "stable"
+        ties = self.lmcut_ties
         atom_cond = [self._cond_id.get(c) for c in goal.want]
 
         def lmcut(state: State, unsat: list[int]) -> float:
+            """LM-cut with the planner's tie rule; "max": the larger of the stable rule's value and the highest-id
+            rule's (the kernel's order: stable first, a dead end for one is a dead end for both)."""
+            if ties != "max":
+                return lmcut_rule(state, unsat, ties == "stable")
+            value = lmcut_rule(state, unsat, True)
+            return value if math.isinf(value) else max(value, lmcut_rule(state, unsat, False))
+
+        def lmcut_rule(state: State, unsat: list[int], stable: bool) -> float:
             """LM-cut (Helmert & Domshlak 2009) over the condition relaxation; see the module docstring."""
             rc = {a: costs[a] if enabled[a] else math.inf for a in cone_acts}
             true = [c for c in cone_list if conditions[c].holds(state[fact_of[c]])]

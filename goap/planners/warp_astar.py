@@ -74,6 +74,7 @@ from goap.planners.base import (
     check_capturable,
     check_inputs,
     check_lmcut_ties,
+    lmcut_ties_code,
     check_options,
     check_types,
     condition_tables,
@@ -143,8 +144,8 @@ class WarpAStarPlanner:
             goal table.
         scp_orders: with ``heuristic="scp"`` / ``"max_lmcut_scp"``, the orders of the saturated cost partitioning
             per goal, h the max over them (1..4, `goap.planners.scp`).
-        lmcut_ties: LM-cut's pcf among equal maxima (with the heuristics that run LM-cut): "highest" (default) or
-            "stable" (`goap.planners.base.LMCUT_TIES`).
+        lmcut_ties: LM-cut's pcf among equal maxima (with the heuristics that run LM-cut): "highest" (default),
+            "stable", or "max" of the two values (`goap.planners.base.LMCUT_TIES`).
         pruning: "none" (default) or "stubborn": strong stubborn sets (`goap.planners.stubborn`), computed per
             expanded state in the kernel (`goap.kernels.stubborn`); optimal costs kept, the reference's nodes.
         pruning_min_ratio / pruning_check_after: a search switches pruning off when, after that many expansions,
@@ -246,7 +247,7 @@ class WarpAStarPlanner:
         self._row_step = 0 if dev.is_cpu and scratch_layout == "auto" else 1
         self._dt = to_device(self.tables, DomainStruct, dev)
         self._ct = to_device(self._conds, astar.ConditionTables, dev)
-        self._ct.lm_stable = int(self.lmcut_ties == "stable")
+        self._ct.lm_stable = lmcut_ties_code(self.lmcut_ties)
         self._goal_structs: dict[int, tuple[GoalTables, Any]] = {}
         #: Seconds spent building heuristic tables (the pattern databases of each goal table, once per table).
         self.table_seconds = 0.0
