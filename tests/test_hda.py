@@ -182,6 +182,23 @@ def test_lazy_evaluation_defaults_by_heuristic():
     assert HdaPlanner(domain, workers=2, heuristic="hmax_depth2", lazy=True, device=DEVICE).lazy
 
 
+def test_lazy_evaluation_reaches_the_kernel():
+    """One worker, a fixed batch of 16: lazy evaluation expands the same states as the eager search (each stored
+    state is popped once for its h, then expanded) but its pops for h alone count towards the batch, so it takes more
+    rounds: a flag the kernel ignored would give the same count twice."""
+    from goap.pddl import load_pddl
+
+    task = load_pddl(PDDL_DIR / "gripper" / "domain.pddl", PDDL_DIR / "gripper" / "task02.pddl")
+    seen = {}
+    for lazy in (False, True):
+        hda = HdaPlanner(task.domain, workers=1, batch=16, heuristic="lmcut", device=DEVICE, lazy=lazy)
+        out = hda.plan(hda.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
+        assert float(out.cost[0]) == optimal_costs()["gripper/task02"]
+        seen[lazy] = (int(out.expanded[0]), hda.rounds)
+    assert seen[True][0] == seen[False][0]
+    assert seen[True][1] > seen[False][1]
+
+
 def test_lazy_evaluation_grows_pools_and_keeps_the_optimum():
     """Pools that grow mid-search move the lazy flags with the nodes: the optimum on an IPC task, from 64 states."""
     from goap.pddl import load_pddl

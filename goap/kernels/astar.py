@@ -597,10 +597,9 @@ def hmax_dijkstra(sc: Scratch, t: int, r: int, ct: ConditionTables, rel: Relevan
     order of their final value; an action whose last precondition leaves it fires and offers cost + that value to
     what it achieves. The same fixpoint as rounds of Bellman-Ford (same float64 sums), in one pass over the cone.
     With ``lm`` (1: ties to the highest id, 2: the stable rule), costs are LM-cut's remaining costs and each firing
-    action records its pcf (`lmcut`). Call
-    `cone_reset` first (once per state). With ``lm``, also clears LM-cut's marks of the cone and lists the cone's
-    conditions true in r in cond_list; returns how many. Bounded: each cone condition enters and leaves the queue
-    once.
+    action records its pcf (`lmcut`). Call `cone_reset` first (once per state). With ``lm``, also clears LM-cut's
+    marks of the cone and lists the cone's conditions true in r in cond_list; returns how many. Bounded: each cone
+    condition enters and leaves the queue once.
 
     The queue: when every usable cone action costs an integer below BUCKETS (unit-cost PDDL tasks, integral game
     costs), Dial's buckets, one per value modulo the largest cost + 1 (every queued value lies within that cost of

@@ -13,7 +13,7 @@ messages in flight and whether a pool needs to grow. Messages are double-buffere
 inboxes of round r + 1, and box ``(phase, sender, receiver)`` is written by its sender only and emptied by its
 receiver only (Warp's CPU atomics are not atomic across concurrent launches: nothing here needs them). On the CPU a
 round ends for every worker soon after the first has expanded its batch (``Options.share_stop``: that worker sets
-one flag, ``ctl[CTL_STOP]``, which the others read before each pop once they have expanded a node; every writer
+one flag, ``ctl[CTL_STOP]``, which the others read before each pop once they have popped a node; every writer
 writes the same 1, so the race is benign), so that no worker idles at the barrier while a slower one finishes its
 batch: each expands at its own rate, as in asynchronous HDA*.
 
@@ -428,7 +428,7 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
                         wk.ctl[CTL_STOP] = 1
                     break
                 if op.share_stop != 0 and done > 0 and wk.ctl[CTL_STOP] != 0:
-                    break  # another worker has done its batch (after one expansion here: every worker advances)
+                    break  # another worker has done its batch (after one pop here: every worker advances)
                 top = sc.heap[t, 0]
                 if sc.node_g[t, top] + sc.node_h[t, top] >= wp.min(wk.bound[0], wk.goal_cost[t * PAD]):
                     break  # nothing here can beat the incumbent

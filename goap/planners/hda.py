@@ -114,7 +114,7 @@ class HdaPlanner:
             domain's actions, 64..4096); a full box ends the sender's round early, never loses a state.
         chunk_size: accepted for the command line's sake (the batched planner's option), unused.
         shared_stop: on the CPU, a round ends for every worker soon after the first has expanded its batch (each
-            after one expansion at least), rather than at the slowest worker's batch (`goap.kernels.hda`).
+            after one pop at least), rather than at the slowest worker's batch (`goap.kernels.hda`).
         lazy: compute a state's h when it is first popped, not when it is stored (its parent's h less the action's
             cost bounds it until then): states never expanded cost no heuristic call, and a round's work is its
             batch, whatever its inbox holds. Default: on for ``lmcut`` and ``hmax``.
@@ -474,6 +474,7 @@ class HdaPlanner:
             q, gt, rel, results = self._current
             self.launcher.launch(self.kernel, K, [hk.MOVE, 0, q, self._dt, gt, self._ct, rel, op, sc, previous,
                                                   self.pools[old_level], self._wk, results], record=False)
+        self._wk.lazy_old = self._wk.lazy  # the old flags are dropped with the old pools
 
     def _workers_struct(self) -> Any:
         wp, dev, K = self._wp, self.device, self.workers
