@@ -242,6 +242,10 @@ def test_bad_options_are_refused_by_name():
         HdaPlanner(domain, workers=0, device=DEVICE)
     with pytest.raises(ValueError, match="disagree"):
         HdaPlanner(domain, workers=2, threads=3, device=DEVICE)
+    with pytest.raises(ValueError, match="lazy must be true or false, got 'no'"):
+        HdaPlanner(domain, workers=2, lazy="no", device=DEVICE)
+    with pytest.raises(ValueError, match="shared_stop must be true or false, got 1"):
+        HdaPlanner(domain, workers=2, shared_stop=1, device=DEVICE)
 
 
 def test_one_task_planner_maps_threads():

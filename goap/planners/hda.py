@@ -172,6 +172,9 @@ class HdaPlanner:
         self.max_plan_length = int(max_plan_length)
         self.max_scratch_bytes = int(max_scratch_bytes)
         self.batch = int(batch)
+        for name, value in (("shared_stop", shared_stop), ("lazy", lazy)):
+            if not isinstance(value, (bool, np.bool_)) and not (name == "lazy" and value is None):
+                raise ValueError(f"{name} must be true or false, got {value!r}")
         self.shared_stop = bool(shared_stop)
         # Lazy evaluation pays where h is dear (LM-cut, h_max: most stored states are never expanded); the truncated
         # h_max costs little more than the bookkeeping it would save.
