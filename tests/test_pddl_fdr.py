@@ -310,16 +310,78 @@ def test_lmcut_max_rule_is_the_larger_of_the_two():
     assert above > 0
 
 
+PARCPRINTER = Path(__file__).resolve().parent / "fixtures" / "pddl" / "parcprinter"
+
+
+def _parcprinter(name: str):
+    return load_pddl(PARCPRINTER / f"{name}-domain.pddl", PARCPRINTER / f"{name}.pddl")
+
+
+@pytest.mark.parametrize("ties", ["highest", "stable", "max"])
+def test_lmcut_zone_rule_node_for_node(ties):
+    """parcprinter p03 (action costs, zero-cost actions): LM-cut with the goal-zone tie rule on and off, the
+    reference and the Warp planner alike, state for state; with the highest-id rule it changes the search (an option
+    one planner ignored would differ between them, or give the same count twice; the stable rule happens to expand
+    the same count here, and the p07 test below shows the rule moves its values too)."""
+    from goap.planners import make_planner
+
+    task = _parcprinter("p03")
+    counts = {}
+    for zone in (True, False):
+        out = []
+        for planner in ("reference", "warp"):
+            options = {"heuristic": "lmcut", "max_nodes": 50_000, "lmcut_ties": ties, "lmcut_zone_ties": zone,
+                       "max_plan_length": 1000}
+            if planner == "warp":
+                options.update(device="cpu", chunk_size=1)
+            p = make_planner(planner, task.domain, **options)
+            b = p.plan(p.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
+            out.append((int(b.status[0]), float(b.cost[0]), int(b.expanded[0]), b.plan_names(0, task.domain)))
+        assert out[0] == out[1]
+        assert out[0][0] == 0
+        counts[zone] = out[0]
+    assert counts[True][1] == counts[False][1]
+    if ties == "highest":
+        assert counts[True][2] < counts[False][2]
+
+
+def test_lmcut_zone_rule_is_perfect_on_parcprinter_p07():
+    """parcprinter p07: with the goal-zone tie rule, LM-cut at the initial state is the optimal cost (the cost
+    A* proves with it, of a plan the validator accepts), under both tie rules; without it, below under both."""
+    from goap.planners import make_planner
+    from goap.planners.reference import ReferencePlanner
+
+    task = _parcprinter("p07")
+    domain = task.domain
+    warp = make_planner("warp", domain, heuristic="lmcut", max_nodes=50_000, max_plan_length=1000, device="cpu")
+    b = warp.plan(warp.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
+    assert int(b.status[0]) == 0
+    optimal = float(b.cost[0])
+    check = validate_plan(task.lifted, task.problem, plan_steps(b.plan_names(0, domain)))
+    assert check.valid, check.error
+    assert check.cost == optimal
+    state = tuple(int(v) for v in task.state)
+    for ties in ("highest", "stable"):
+        values = {}
+        for zone in (True, False):
+            r = ReferencePlanner(domain, heuristic="lmcut", lmcut_ties=ties, lmcut_zone_ties=zone)
+            costs = [float(x) for x in r.tables.cost]
+            values[zone] = r.heuristic_function(domain.goals[task.goal], costs, [True] * len(costs))(state)
+        assert values[True] == optimal
+        assert values[False] < optimal
+
+
 def test_lmcut_ties_reach_both_planners():
-    """depot/task01: the stable rule expands another number of states than the highest-id rule, in both planners
-    alike (an option one of them ignored would give the same count twice, or differ between them)."""
+    """depot/task01 without the zone rule: the stable rule expands another number of states than the highest-id
+    rule, in both planners alike (an option one of them ignored would give the same count twice, or differ between
+    them)."""
     from goap.planners import make_planner
 
     task = load_pddl(*TASKS["depot/task01"])
     counts = {}
     for planner in ("reference", "warp"):
         for ties in ("highest", "stable"):
-            options = {"heuristic": "lmcut", "max_nodes": 50_000, "lmcut_ties": ties}
+            options = {"heuristic": "lmcut", "max_nodes": 50_000, "lmcut_ties": ties, "lmcut_zone_ties": False}
             if planner == "warp":
                 options.update(device="cpu", chunk_size=1)
             p = make_planner(planner, task.domain, **options)

@@ -532,9 +532,9 @@ def _replay_goap(batch: ProblemBatch, i: int, plan: list[int]) -> tuple[bool, st
 
 
 #: Planner attributes that say what it computed and within which limits (`planner_settings`).
-SETTING_ATTRIBUTES = ("heuristic", "pruning", "pdb_states", "scp_orders", "lmcut_ties", "weight", "greedy", "max_nodes",
-                      "max_plan_length", "pools", "max_escalated_nodes", "threads", "chunk_size", "max_scratch_bytes",
-                      "device")
+SETTING_ATTRIBUTES = ("heuristic", "pruning", "pdb_states", "scp_orders", "lmcut_ties", "lmcut_zone_ties", "weight",
+                      "greedy", "max_nodes", "max_plan_length", "pools", "max_escalated_nodes", "threads", "chunk_size",
+                      "max_scratch_bytes", "device")
 
 
 def planner_settings(planner: Any) -> dict[str, Any]:

@@ -118,6 +118,7 @@ class ConditionTables:
     n_conditions: int
     n_actions: int
     lm_stable: int  # LM-cut's pcf ties (`goap.planners.base.LMCUT_TIES`): 0 highest, 1 stable, 2 the max of both
+    lm_zone: int  # 1: LM-cut's goal-zone tie rule (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`), 0: off
 
 
 @wp.struct
@@ -871,6 +872,59 @@ def lm_zone_achiever(
 
 
 @wp.func
+def zero_cost_achiever(sc: Scratch, start: wp.array(dtype=wp.int32), action: wp.array(dtype=wp.int32), t: int,
+                       i: int) -> bool:
+    """Whether an action of achiever list i (``start``/``action``) is in the goal's cone, usable, and at zero
+    remaining cost (LM-cut's zone rule: a condition without one lies on the goal zone's border)."""
+    p = int(start[i])
+    p_end = int(start[i + 1])
+    while p < p_end:
+        x = action[p]
+        if sc.act_left[t, x] != OUTSIDE:
+            if sc.act_rc[t, x] == wp.float64(0.0):
+                return True
+        p += 1
+    return False
+
+
+@wp.func
+def lm_zone_pcf(sc: Scratch, ct: ConditionTables, t: int, b: int):
+    """LM-cut's zone rule (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`) for b, a reached zero-cost achiever of a
+    goal-zone condition: its pcf becomes the first of its maximal preconditions, in its precondition order, that is
+    in the zone (cond_mark 1) or has no zero-cost achiever, moved onto that condition's pcf list; unchanged when
+    none is."""
+    p = sc.act_pcf[t, b]
+    if p < 0:
+        return
+    top = sc.act_h[t, b]
+    k = int(ct.action_start[b])
+    k_end = int(ct.action_start[b + 1])
+    while k < k_end:
+        q = ct.action_cond[k]
+        if sc.cond_h[t, q] == top:
+            pick = sc.cond_mark[t, q] == 1
+            if not pick:
+                pick = not zero_cost_achiever(sc, ct.achiever_start, ct.achiever_action, t, q)
+            if pick:
+                if q != p:
+                    pcf_unlink(sc.cond_child, sc.act_next, sc.act_prev, t, b, p)
+                    pcf_link(sc.cond_child, sc.act_next, sc.act_prev, t, b, q)
+                    sc.act_pcf[t, b] = q
+                return
+        k += 1
+
+
+@wp.func
+def lm_zone_visit(sc: Scratch, ct: ConditionTables, t: int, b: int, size: int) -> int:
+    """`lm_zone_achiever`, after the zone rule when it is on (``ct.lm_zone``)."""
+    if ct.lm_zone != 0:
+        if sc.act_left[t, b] == 0:
+            if sc.act_rc[t, b] == wp.float64(0.0):
+                lm_zone_pcf(sc, ct, t, b)
+    return lm_zone_achiever(sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_list, t, b, size)
+
+
+@wp.func
 def lm_charge(
     act_mark: wp.array2d(dtype=wp.int32), act_rc: wp.array2d(dtype=wp.float64), act_h: wp.array2d(dtype=wp.float64),
     heap: wp.array2d(dtype=wp.int32), pos: wp.array2d(dtype=wp.int32), cond_h: wp.array2d(dtype=wp.float64),
@@ -958,6 +1012,7 @@ def lmcut(
         top = wp.float64(-1.0)
         goal_pcf = int(-1)
         key = int(-1)
+        border = int(0)  # the zone rule: whether goal_pcf has no zero-cost achiever (then the first such wins)
         j = int(at.start[g])
         j_end = int(at.start[g + 1])
         while j < j_end:
@@ -978,12 +1033,20 @@ def lmcut(
                             hj = wp.min(hj, cb + sc.act_h[t, b])
                         p += 1
             if hj > zero:
+                on_border = int(0)
+                if ct.lm_zone != 0 and (goal_pcf < 0 or hj > top or (hj == top and border == 0)):
+                    if kj >= 0:
+                        if not zero_cost_achiever(sc, ct.achiever_start, ct.achiever_action, t, kj):
+                            on_border = 1
+                    elif not zero_cost_achiever(sc, gt.achievers, gt.achiever_action, t, j):
+                        on_border = 1
                 if kj < 0:
                     kj = ct.n_conditions + (j - at.start[g])
-                if goal_pcf < 0 or hj > top or (hj == top and kj > key):
+                if goal_pcf < 0 or hj > top or (hj == top and border == 0 and (on_border != 0 or kj > key)):
                     top = hj
                     goal_pcf = j
                     key = kj
+                    border = on_border
             j += 1
         if is_inf(top):
             return inf
@@ -1001,10 +1064,7 @@ def lmcut(
             p = int(gt.achievers[goal_pcf])
             p_end = int(gt.achievers[goal_pcf + 1])
             while p < p_end:
-                n = lm_zone_achiever(
-                    sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_list, t,
-                    gt.achiever_action[p], n,
-                )
+                n = lm_zone_visit(sc, ct, t, gt.achiever_action[p], n)
                 p += 1
         # gc may lie outside the cone (an atom equal to the precondition of an action the goal never needs): one
         # more condition than the cone holds.
@@ -1019,10 +1079,7 @@ def lmcut(
             p = int(ct.achiever_start[c])
             p_end = int(ct.achiever_start[c + 1])
             while p < p_end:
-                n = lm_zone_achiever(
-                    sc.act_mark, sc.act_left, sc.act_rc, sc.act_pcf, sc.cond_mark, sc.cond_list, t,
-                    ct.achiever_action[p], n,
-                )
+                n = lm_zone_visit(sc, ct, t, ct.achiever_action[p], n)
                 p += 1
             walk_i += 1
         z1 = n

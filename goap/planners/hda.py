@@ -38,6 +38,7 @@ from goap.planners.base import (
     DEFAULT_GROWTH,
     DEFAULT_HEURISTIC,
     DEFAULT_LMCUT_TIES,
+    DEFAULT_LMCUT_ZONE_TIES,
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
     DEFAULT_MAX_SCRATCH_BYTES,
@@ -45,6 +46,7 @@ from goap.planners.base import (
     PlanBatch,
     check_inputs,
     check_lmcut_ties,
+    check_lmcut_zone_ties,
     check_options,
     check_types,
     condition_tables,
@@ -106,6 +108,8 @@ class HdaPlanner:
         heuristic: one of `HDA_HEURISTICS` (admissible: optimal plans).
         lmcut_ties: LM-cut's pcf among equal maxima: "highest" (default), "stable", or "max" of the two values
             (`goap.planners.base.LMCUT_TIES`).
+        lmcut_zone_ties: LM-cut's goal-zone tie rule for zero-cost actions' pcfs, on by default
+            (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`).
         growth: pool growth when a worker runs out of room (1: the first pool is the last).
         node_ceiling: the largest pool of one worker (default 2**25 states, at least the first pool).
         batch: the most expansions per worker per round (on the CPU a round's adapts to about `ROUND_SECONDS`
@@ -138,11 +142,13 @@ class HdaPlanner:
         message_slots: int | None = None,
         chunk_size: int | None = None,
         lmcut_ties: str = DEFAULT_LMCUT_TIES,
+        lmcut_zone_ties: bool = DEFAULT_LMCUT_ZONE_TIES,
         shared_stop: bool = True,
         lazy: bool | None = None,
     ):
         heuristic = heuristic_name(heuristic)
         self.lmcut_ties = check_lmcut_ties(lmcut_ties)
+        self.lmcut_zone_ties = check_lmcut_zone_ties(lmcut_zone_ties)
         check_options(max_nodes, max_plan_length, 1.0, heuristic, growth, node_ceiling)
         if heuristic not in HDA_HEURISTICS:
             raise ValueError(f"heuristic {heuristic!r} is not computed by the HDA* planner (it takes "
@@ -212,6 +218,7 @@ class HdaPlanner:
         self._dt = to_device(self.tables, DomainStruct, dev)
         self._ct = to_device(self._conds, astar.ConditionTables, dev)
         self._ct.lm_stable = lmcut_ties_code(self.lmcut_ties)
+        self._ct.lm_zone = int(self.lmcut_zone_ties)
         self._goal_structs: dict[int, tuple[GoalTables, Any]] = {}
         self._level = -1  # the pool level allocated (-1: none yet)
         self._sc: Any = None

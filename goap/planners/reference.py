@@ -91,6 +91,7 @@ from goap.planners.base import (
     DEFAULT_GROWTH,
     DEFAULT_HEURISTIC,
     DEFAULT_LMCUT_TIES,
+    DEFAULT_LMCUT_ZONE_TIES,
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
     DEFAULT_NODE_CEILING,
@@ -102,6 +103,7 @@ from goap.planners.base import (
     Status,
     check_inputs,
     check_lmcut_ties,
+    check_lmcut_zone_ties,
     check_options,
     check_types,
     heuristic_name,
@@ -142,6 +144,8 @@ class ReferencePlanner:
             per goal, h the max over them (1..4, `goap.planners.scp`).
         lmcut_ties: LM-cut's pcf among equal maxima (with the heuristics that run LM-cut): "highest" (default),
             "stable", or "max" of the two values (`goap.planners.base.LMCUT_TIES`).
+        lmcut_zone_ties: LM-cut's goal-zone tie rule for zero-cost actions' pcfs, on by default
+            (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`).
         pruning: "none" (default) or "stubborn": expand only the applicable actions of each state's strong
             stubborn set (`goap.planners.stubborn`; optimal costs kept).
         pruning_min_ratio / pruning_check_after: a search switches pruning off when, after that many expansions,
@@ -164,6 +168,7 @@ class ReferencePlanner:
         pdb_states: int = DEFAULT_PDB_STATES,
         scp_orders: int = DEFAULT_SCP_ORDERS,
         lmcut_ties: str = DEFAULT_LMCUT_TIES,
+        lmcut_zone_ties: bool = DEFAULT_LMCUT_ZONE_TIES,
         pruning: str = DEFAULT_PRUNING,
         pruning_min_ratio: float = DEFAULT_MIN_PRUNING_RATIO,
         pruning_check_after: int = DEFAULT_PRUNING_CHECK_AFTER,
@@ -179,6 +184,7 @@ class ReferencePlanner:
         self.pdb_states = check_pdb_states(pdb_states)
         self.scp_orders = check_scp_orders(scp_orders)
         self.lmcut_ties = check_lmcut_ties(lmcut_ties)
+        self.lmcut_zone_ties = check_lmcut_zone_ties(lmcut_zone_ties)
         if heuristic in SCP_HEURISTICS:  # the same interface (factor, value), the tables summed along orders
             self.patterns: Any = ReferencePartitions(self.domain, self.tables.min_cost, self.pdb_states,
                                                      self.scp_orders)
@@ -584,7 +590,12 @@ class ReferencePlanner:
         n_cond = len(conditions)
         atom_key = [self._cond_id.get(c, n_cond + j) for j, c in enumerate(goal.want)]
         ties = self.lmcut_ties
+        zone_ties = self.lmcut_zone_ties
         atom_cond = [self._cond_id.get(c) for c in goal.want]
+        # Every achiever of each goal condition (disabled ones too: the zone rule asks for zero remaining costs).
+        atom_achievers = [self._cond_achievers[k] if k is not None else
+                          [b for b, action in enumerate(domain.actions) if achieves(action, c)]
+                          for k, c in zip(atom_cond, goal.want, strict=True)]
 
         def lmcut(state: State, unsat: list[int]) -> float:
             """LM-cut with the planner's tie rule; "max": the larger of the stable rule's value and the highest-id
@@ -600,13 +611,19 @@ class ReferencePlanner:
             true = [c for c in cone_list if conditions[c].holds(state[fact_of[c]])]
             total = 0.0
             prev: dict[int, int | None] = {}
+            chosen: dict[int, tuple[int, float]] = {}  # "highest": pcfs the zone rule chose, with their values
             for _round in range(len(cone_acts) + 2):
                 hc, hp = hmax_values(state, rc)
-                top, goal_pcf = -1.0, -1
+                top, goal_pcf, goal_border = -1.0, -1, False
                 for j in unsat:
                     hj = min((rc[a] + hp[a] for a in achievers[j]), default=math.inf)
-                    if goal_pcf < 0 or hj > top or (hj == top and atom_key[j] > atom_key[goal_pcf]):
-                        top, goal_pcf = hj, j
+                    if goal_pcf >= 0 and hj < top:
+                        continue
+                    # The zone rule: the first at the max that no zero-cost action achieves, else the highest id.
+                    border = zone_ties and all(rc.get(b, math.inf) != 0.0 for b in atom_achievers[j])
+                    if (goal_pcf < 0 or hj > top or (not goal_border and border)
+                            or (not goal_border and atom_key[j] > atom_key[goal_pcf])):
+                        top, goal_pcf, goal_border = hj, j, border
                 if math.isinf(top):
                     return math.inf
                 if top == 0.0:
@@ -619,22 +636,40 @@ class ReferencePlanner:
                     pcf = {a: prev[a] if a in prev and prev[a] is not None and hc[prev[a]] == hp[a]
                            else next((p for p in pre_ids[a] if hc[p] == hp[a]), None) for a in reached}
                     prev = pcf
-                else:
-                    pcf = {a: max((p for p in pre_ids[a] if hc[p] == hp[a]), default=None) for a in reached}
-                # The goal zone: the goal's pcf and, backwards through reached zero-cost achievers, their pcfs.
+                else:  # (a pcf the zone rule chose is kept while its value stands, as the kernel keeps it)
+                    pcf = {a: chosen[a][0] if a in chosen and hc[chosen[a][0]] == chosen[a][1]
+                           else max((p for p in pre_ids[a] if hc[p] == hp[a]), default=None) for a in reached}
+                    chosen = {a: v for a, v in chosen.items() if pcf[a] == v[0]}
+                # The goal zone: the goal's pcf and, backwards through reached zero-cost achievers, their pcfs, in
+                # the kernel's order (zone conditions first in, first out; each one's achievers by id).
                 zone: set[int] = set()
+                zone_list: list[int] = []
                 zone_achievers: set[int] = set()
-                pending = list(achievers[goal_pcf])
-                if atom_cond[goal_pcf] is not None:
-                    zone.add(atom_cond[goal_pcf])
-                    pending = list(self._cond_achievers[atom_cond[goal_pcf]])
-                while pending:
-                    b = pending.pop()
-                    zone_achievers.add(b)
-                    p = pcf.get(b)
-                    if p is not None and rc[b] == 0.0 and p not in zone:
-                        zone.add(p)
-                        pending.extend(self._cond_achievers[p])
+                gc = atom_cond[goal_pcf]
+                if gc is not None:
+                    zone.add(gc)
+                    zone_list.append(gc)
+                batch = [] if gc is not None else achievers[goal_pcf]
+                head = 0
+                while True:
+                    for b in batch:
+                        zone_achievers.add(b)
+                        if b not in pcf or rc[b] != 0.0:
+                            continue
+                        p = pcf[b]
+                        if zone_ties and p is not None:  # the first maximum on the zone's border or in the zone
+                            q = next((q for q in pre_ids[b] if hc[q] == hp[b] and (
+                                q in zone or all(rc.get(x, math.inf) != 0.0 for x in self._cond_achievers[q]))), p)
+                            if q != p:
+                                pcf[b] = p = q
+                                chosen[b] = (q, hc[q])
+                        if p is not None and p not in zone:
+                            zone.add(p)
+                            zone_list.append(p)
+                    if head == len(zone_list):
+                        break
+                    batch = self._cond_achievers[zone_list[head]]
+                    head += 1
                 # Before the zone: from the state (and the always-true precondition), along pcf edges, not
                 # through an action that achieves a zone condition; those actions are the cut.
                 before = set(true)

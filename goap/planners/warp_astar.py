@@ -63,6 +63,7 @@ from goap.planners.base import (
     DEFAULT_GROWTH,
     DEFAULT_HEURISTIC,
     DEFAULT_LMCUT_TIES,
+    DEFAULT_LMCUT_ZONE_TIES,
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
     DEFAULT_MAX_SCRATCH_BYTES,
@@ -74,6 +75,7 @@ from goap.planners.base import (
     check_capturable,
     check_inputs,
     check_lmcut_ties,
+    check_lmcut_zone_ties,
     check_options,
     check_types,
     condition_tables,
@@ -146,6 +148,8 @@ class WarpAStarPlanner:
             per goal, h the max over them (1..4, `goap.planners.scp`).
         lmcut_ties: LM-cut's pcf among equal maxima (with the heuristics that run LM-cut): "highest" (default),
             "stable", or "max" of the two values (`goap.planners.base.LMCUT_TIES`).
+        lmcut_zone_ties: LM-cut's goal-zone tie rule for zero-cost actions' pcfs, on by default
+            (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`).
         pruning: "none" (default) or "stubborn": strong stubborn sets (`goap.planners.stubborn`), computed per
             expanded state in the kernel (`goap.kernels.stubborn`); optimal costs kept, the reference's nodes.
         pruning_min_ratio / pruning_check_after: a search switches pruning off when, after that many expansions,
@@ -173,6 +177,7 @@ class WarpAStarPlanner:
         pdb_states: int = DEFAULT_PDB_STATES,
         scp_orders: int = DEFAULT_SCP_ORDERS,
         lmcut_ties: str = DEFAULT_LMCUT_TIES,
+        lmcut_zone_ties: bool = DEFAULT_LMCUT_ZONE_TIES,
         pruning: str = DEFAULT_PRUNING,
         pruning_min_ratio: float = DEFAULT_MIN_PRUNING_RATIO,
         pruning_check_after: int = DEFAULT_PRUNING_CHECK_AFTER,
@@ -185,6 +190,7 @@ class WarpAStarPlanner:
         self.pdb_states = check_pdb_states(pdb_states)
         self.scp_orders = check_scp_orders(scp_orders)
         self.lmcut_ties = check_lmcut_ties(lmcut_ties)
+        self.lmcut_zone_ties = check_lmcut_zone_ties(lmcut_zone_ties)
         if scratch_layout not in SCRATCH_LAYOUTS:
             raise ValueError(f"scratch_layout must be one of {', '.join(SCRATCH_LAYOUTS)}, got {scratch_layout!r}")
         wp = init_warp()
@@ -248,6 +254,7 @@ class WarpAStarPlanner:
         self._dt = to_device(self.tables, DomainStruct, dev)
         self._ct = to_device(self._conds, astar.ConditionTables, dev)
         self._ct.lm_stable = lmcut_ties_code(self.lmcut_ties)
+        self._ct.lm_zone = int(self.lmcut_zone_ties)
         self._goal_structs: dict[int, tuple[GoalTables, Any]] = {}
         #: Seconds spent building heuristic tables (the pattern databases of each goal table, once per table).
         self.table_seconds = 0.0
