@@ -269,21 +269,26 @@ def test_same_optimal_cost_as_strips(name):
         assert costs[1] == optimum
 
 
+def _both_planners(task, **options) -> list[tuple]:
+    """(status, cost, expanded, plan) of the reference and the Warp planner (one CPU search) with LM-cut and
+    ``options`` on ``task``'s own goal."""
+    from goap.planners import make_planner
+
+    out = []
+    for planner in ("reference", "warp"):
+        extra = {"device": "cpu", "chunk_size": 1} if planner == "warp" else {}
+        p = make_planner(planner, task.domain, heuristic="lmcut", max_nodes=50_000, **options, **extra)
+        b = p.plan(p.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
+        out.append((int(b.status[0]), float(b.cost[0]), int(b.expanded[0]), b.plan_names(0, task.domain)))
+    return out
+
+
 @pytest.mark.parametrize("ties", ["highest", "stable", "max"])
 @pytest.mark.parametrize("name", ["blocks/task04", "gripper/task01", "logistics/task02", "miconic/task03",
                                   "depot/task01"])
 def test_reference_and_warp_agree_node_for_node(name, ties):
-    from goap.planners import make_planner
 
-    task = load_pddl(*TASKS[name])
-    out = []
-    for planner in ("reference", "warp"):
-        options = {"heuristic": "lmcut", "max_nodes": 50_000, "lmcut_ties": ties}
-        if planner == "warp":
-            options.update(device="cpu", chunk_size=1)
-        p = make_planner(planner, task.domain, **options)
-        b = p.plan(p.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
-        out.append((int(b.status[0]), float(b.cost[0]), int(b.expanded[0]), b.plan_names(0, task.domain)))
+    out = _both_planners(load_pddl(*TASKS[name]), lmcut_ties=ties)
     assert out[0] == out[1]
 
 
@@ -323,20 +328,10 @@ def test_lmcut_zone_rule_node_for_node(ties):
     reference and the Warp planner alike, state for state; with the highest-id rule it changes the search (an option
     one planner ignored would differ between them, or give the same count twice; the stable rule happens to expand
     the same count here, and the p07 test below shows the rule moves its values too)."""
-    from goap.planners import make_planner
-
     task = _parcprinter("p03")
     counts = {}
     for zone in (True, False):
-        out = []
-        for planner in ("reference", "warp"):
-            options = {"heuristic": "lmcut", "max_nodes": 50_000, "lmcut_ties": ties, "lmcut_zone_ties": zone,
-                       "max_plan_length": 1000}
-            if planner == "warp":
-                options.update(device="cpu", chunk_size=1)
-            p = make_planner(planner, task.domain, **options)
-            b = p.plan(p.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
-            out.append((int(b.status[0]), float(b.cost[0]), int(b.expanded[0]), b.plan_names(0, task.domain)))
+        out = _both_planners(task, lmcut_ties=ties, lmcut_zone_ties=zone, max_plan_length=1000)
         assert out[0] == out[1]
         assert out[0][0] == 0
         counts[zone] = out[0]
@@ -375,19 +370,12 @@ def test_lmcut_ties_reach_both_planners():
     """depot/task01 without the zone rule: the stable rule expands another number of states than the highest-id
     rule, in both planners alike (an option one of them ignored would give the same count twice, or differ between
     them)."""
-    from goap.planners import make_planner
-
     task = load_pddl(*TASKS["depot/task01"])
     counts = {}
-    for planner in ("reference", "warp"):
-        for ties in ("highest", "stable"):
-            options = {"heuristic": "lmcut", "max_nodes": 50_000, "lmcut_ties": ties, "lmcut_zone_ties": False}
-            if planner == "warp":
-                options.update(device="cpu", chunk_size=1)
-            p = make_planner(planner, task.domain, **options)
-            b = p.plan(p.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
-            assert int(b.status[0]) == 0 and float(b.cost[0]) == 10.0
-            counts[planner, ties] = int(b.expanded[0])
+    for ties in ("highest", "stable"):
+        out = _both_planners(task, lmcut_ties=ties, lmcut_zone_ties=False)
+        assert [(o[0], o[1]) for o in out] == [(0, 10.0)] * 2
+        counts["reference", ties], counts["warp", ties] = out[0][2], out[1][2]
     assert counts["reference", "highest"] != counts["reference", "stable"]
     assert counts["reference", "highest"] == counts["warp", "highest"]
     assert counts["reference", "stable"] == counts["warp", "stable"]

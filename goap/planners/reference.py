@@ -30,7 +30,10 @@ The search, which the Warp planner follows step for step:
     queue, ordered by value then id, reaches last when costs are positive, as Fast Downward's h_max supporter) give the
     initial values of Fast Downward's lmcut on the IPC tasks measured (depot/task03: 17; the lowest id gives 14); the
     stable rule gives higher values on costed tasks (parcprinter, barman) and lower ones on some unit-cost tasks
-    (docs/measured.md); ``lmcut_ties="max"`` computes both and takes the larger.
+    (docs/measured.md); ``lmcut_ties="max"`` computes both and takes the larger. With ``lmcut_zone_ties`` (the
+    default), as the zone is marked a zero-cost achiever's pcf becomes the first of its maximal preconditions that is
+    in the zone or has no zero-rc achiever, and the goal's pcf the first condition of U at the max without one,
+    zone conditions taken first in, first out (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`).
   - ``hmax_depth2`` (default): h_max truncated after two regression levels: a precondition p
     of an achiever, false in s, counts as the cheapest enabled achiever of p (instead of h(p)). Cheaper per node,
     weaker.
