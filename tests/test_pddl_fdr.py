@@ -330,12 +330,12 @@ def test_lmcut_zone_rule_node_for_node(ties):
     the same count here, and the p07 test below shows the rule moves its values too)."""
     task = _parcprinter("p03")
     counts = {}
-    for zone in (True, False):
+    for zone in (True, False, "max"):
         out = _both_planners(task, lmcut_ties=ties, lmcut_zone_ties=zone, max_plan_length=1000)
         assert out[0] == out[1]
         assert out[0][0] == 0
         counts[zone] = out[0]
-    assert counts[True][1] == counts[False][1]
+    assert counts[True][1] == counts[False][1] == counts["max"][1]
     if ties == "highest":
         assert counts[True][2] < counts[False][2]
 
@@ -364,6 +364,32 @@ def test_lmcut_zone_rule_is_perfect_on_parcprinter_p07():
             values[zone] = r.heuristic_function(domain.goals[task.goal], costs, [True] * len(costs))(state)
         assert values[True] == optimal
         assert values[False] < optimal
+
+
+@pytest.mark.parametrize("name", ["p03", "p07"])
+def test_lmcut_zone_max_is_the_larger_of_the_two(name):
+    """``lmcut_zone_ties="max"`` on parcprinter, at the initial state and along a seeded walk: the larger of
+    LM-cut's values with and without the zone rule everywhere, and above one of them somewhere."""
+    from goap.planners.reference import ReferencePlanner
+
+    task = _parcprinter(name)
+    domain = task.domain
+    rules = {z: ReferencePlanner(domain, heuristic="lmcut", lmcut_zone_ties=z) for z in (True, False, "max")}
+    costs = [float(x) for x in rules["max"].tables.cost]
+    goal = domain.goals[task.goal]
+    h = {z: p.heuristic_function(goal, costs, [True] * len(costs)) for z, p in rules.items()}
+    rng = np.random.default_rng(0)
+    state = tuple(int(v) for v in task.state)
+    above = 0
+    for _ in range(30):
+        values = {z: f(state) for z, f in h.items()}
+        assert values["max"] == max(values[True], values[False])
+        above += values["max"] > min(values[True], values[False])
+        usable = [a for a in domain.actions if domain.is_applicable(state, a)]
+        if not usable:
+            break
+        state = domain.apply(state, usable[int(rng.integers(len(usable)))])
+    assert above > 0
 
 
 def test_lmcut_ties_reach_both_planners():

@@ -118,7 +118,7 @@ class ConditionTables:
     n_conditions: int
     n_actions: int
     lm_stable: int  # LM-cut's pcf ties (`goap.planners.base.LMCUT_TIES`): 0 highest, 1 stable, 2 the max of both
-    lm_zone: int  # 1: LM-cut's goal-zone tie rule (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`), 0: off
+    lm_zone: int  # 1: LM-cut's goal-zone tie rule (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`), 0: off, 2: both, max
 
 
 @wp.struct
@@ -915,9 +915,9 @@ def lm_zone_pcf(sc: Scratch, ct: ConditionTables, t: int, b: int):
 
 
 @wp.func
-def lm_zone_visit(sc: Scratch, ct: ConditionTables, t: int, b: int, size: int) -> int:
-    """`lm_zone_achiever`, after the zone rule when it is on (``ct.lm_zone``)."""
-    if ct.lm_zone != 0:
+def lm_zone_visit(sc: Scratch, ct: ConditionTables, t: int, b: int, size: int, zone: int) -> int:
+    """`lm_zone_achiever`, after the zone rule when it is on (``zone``)."""
+    if zone != 0:
         if sc.act_left[t, b] == 0:
             if sc.act_rc[t, b] == wp.float64(0.0):
                 lm_zone_pcf(sc, ct, t, b)
@@ -967,7 +967,7 @@ def lm_forward(
 
 @wp.func
 def lmcut(
-    sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance, stable: int,
+    sc: Scratch, t: int, r: int, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance, stable: int, zone: int,
 ) -> wp.float64:
     """LM-cut of node row r for goal g (`goap.planners.reference`, node for node): rounds of h_max with remaining
     costs (from scratch once, then lowered where the cut's costs fell: `hmax_lower`), each cutting the
@@ -1034,7 +1034,7 @@ def lmcut(
                         p += 1
             if hj > zero:
                 on_border = int(0)
-                if ct.lm_zone != 0 and (goal_pcf < 0 or hj > top or (hj == top and border == 0)):
+                if zone != 0 and (goal_pcf < 0 or hj > top or (hj == top and border == 0)):
                     if kj >= 0:
                         if not zero_cost_achiever(sc, ct.achiever_start, ct.achiever_action, t, kj):
                             on_border = 1
@@ -1064,7 +1064,7 @@ def lmcut(
             p = int(gt.achievers[goal_pcf])
             p_end = int(gt.achievers[goal_pcf + 1])
             while p < p_end:
-                n = lm_zone_visit(sc, ct, t, gt.achiever_action[p], n)
+                n = lm_zone_visit(sc, ct, t, gt.achiever_action[p], n, zone)
                 p += 1
         # gc may lie outside the cone (an atom equal to the precondition of an action the goal never needs): one
         # more condition than the cone holds.
@@ -1079,7 +1079,7 @@ def lmcut(
             p = int(ct.achiever_start[c])
             p_end = int(ct.achiever_start[c + 1])
             while p < p_end:
-                n = lm_zone_visit(sc, ct, t, ct.achiever_action[p], n)
+                n = lm_zone_visit(sc, ct, t, ct.achiever_action[p], n, zone)
                 p += 1
             walk_i += 1
         z1 = n
@@ -1296,11 +1296,17 @@ def heuristic(
     if unsat == 0:
         return wp.float64(0.0)
     if kind == HEUR_LMCUT:
-        lm = lmcut(sc, t, r, gt, g, ct, rel, wp.min(ct.lm_stable, 1))
+        # "max" (lm_stable 2, lm_zone 2): the larger of the rules' values (a dead end for one is one for all)
+        zone = wp.min(ct.lm_zone, 1)
+        lm = lmcut(sc, t, r, gt, g, ct, rel, wp.min(ct.lm_stable, 1), zone)
         if is_inf(lm):
             return inf
-        if ct.lm_stable == 2:  # "max": the larger of the stable rule's value and the highest-id rule's
-            lm = wp.max(lm, lmcut(sc, t, r, gt, g, ct, rel, 0))
+        if ct.lm_stable == 2:
+            lm = wp.max(lm, lmcut(sc, t, r, gt, g, ct, rel, 0, zone))
+        if ct.lm_zone == 2:
+            lm = wp.max(lm, lmcut(sc, t, r, gt, g, ct, rel, wp.min(ct.lm_stable, 1), 0))
+            if ct.lm_stable == 2:
+                lm = wp.max(lm, lmcut(sc, t, r, gt, g, ct, rel, 0, 0))
         e = gt.max_achieved[g]
         return wp.max(lm, wp.float64((unsat + e - 1) // e) * c_min)
     if kind == HEUR_HMAX:

@@ -53,6 +53,7 @@ from goap.planners.base import (
     heuristic_name,
     host_view,
     lmcut_ties_code,
+    lmcut_zone_code,
     pool_levels,
     pop_limit,
     relevance,
@@ -109,7 +110,7 @@ class HdaPlanner:
         lmcut_ties: LM-cut's pcf among equal maxima: "highest" (default), "stable", or "max" of the two values
             (`goap.planners.base.LMCUT_TIES`).
         lmcut_zone_ties: LM-cut's goal-zone tie rule for zero-cost actions' pcfs, on by default
-            (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`).
+            (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`); ``"max"``: the larger of LM-cut with and without it.
         growth: pool growth when a worker runs out of room (1: the first pool is the last).
         node_ceiling: the largest pool of one worker (default 2**25 states, at least the first pool).
         batch: the most expansions per worker per round (on the CPU a round's adapts to about `ROUND_SECONDS`
@@ -142,7 +143,7 @@ class HdaPlanner:
         message_slots: int | None = None,
         chunk_size: int | None = None,
         lmcut_ties: str = DEFAULT_LMCUT_TIES,
-        lmcut_zone_ties: bool = DEFAULT_LMCUT_ZONE_TIES,
+        lmcut_zone_ties: bool | str = DEFAULT_LMCUT_ZONE_TIES,
         shared_stop: bool = True,
         lazy: bool | None = None,
     ):
@@ -218,7 +219,7 @@ class HdaPlanner:
         self._dt = to_device(self.tables, DomainStruct, dev)
         self._ct = to_device(self._conds, astar.ConditionTables, dev)
         self._ct.lm_stable = lmcut_ties_code(self.lmcut_ties)
-        self._ct.lm_zone = int(self.lmcut_zone_ties)
+        self._ct.lm_zone = lmcut_zone_code(self.lmcut_zone_ties)
         self._goal_structs: dict[int, tuple[GoalTables, Any]] = {}
         self._level = -1  # the pool level allocated (-1: none yet)
         self._sc: Any = None

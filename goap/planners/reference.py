@@ -33,7 +33,8 @@ The search, which the Warp planner follows step for step:
     (docs/measured.md); ``lmcut_ties="max"`` computes both and takes the larger. With ``lmcut_zone_ties`` (the
     default), as the zone is marked a zero-cost achiever's pcf becomes the first of its maximal preconditions that is
     in the zone or has no zero-rc achiever, and the goal's pcf the first condition of U at the max without one,
-    zone conditions taken first in, first out (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`).
+    zone conditions taken first in, first out (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`);
+    ``lmcut_zone_ties="max"`` takes the larger value with and without the rule.
   - ``hmax_depth2`` (default): h_max truncated after two regression levels: a precondition p
     of an achiever, false in s, counts as the cheapest enabled achiever of p (instead of h(p)). Cheaper per node,
     weaker.
@@ -98,6 +99,7 @@ from goap.planners.base import (
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
     DEFAULT_NODE_CEILING,
+    LMCUT_ZONE_MAX,
     PDB_HEURISTICS,
     RELAXED_CHECK_AFTER,
     RELAXED_CHECK_HEURISTICS,
@@ -148,7 +150,7 @@ class ReferencePlanner:
         lmcut_ties: LM-cut's pcf among equal maxima (with the heuristics that run LM-cut): "highest" (default),
             "stable", or "max" of the two values (`goap.planners.base.LMCUT_TIES`).
         lmcut_zone_ties: LM-cut's goal-zone tie rule for zero-cost actions' pcfs, on by default
-            (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`).
+            (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`); ``"max"``: the larger of LM-cut with and without it.
         pruning: "none" (default) or "stubborn": expand only the applicable actions of each state's strong
             stubborn set (`goap.planners.stubborn`; optimal costs kept).
         pruning_min_ratio / pruning_check_after: a search switches pruning off when, after that many expansions,
@@ -171,7 +173,7 @@ class ReferencePlanner:
         pdb_states: int = DEFAULT_PDB_STATES,
         scp_orders: int = DEFAULT_SCP_ORDERS,
         lmcut_ties: str = DEFAULT_LMCUT_TIES,
-        lmcut_zone_ties: bool = DEFAULT_LMCUT_ZONE_TIES,
+        lmcut_zone_ties: bool | str = DEFAULT_LMCUT_ZONE_TIES,
         pruning: str = DEFAULT_PRUNING,
         pruning_min_ratio: float = DEFAULT_MIN_PRUNING_RATIO,
         pruning_check_after: int = DEFAULT_PRUNING_CHECK_AFTER,
@@ -600,15 +602,22 @@ class ReferencePlanner:
                           [b for b, action in enumerate(domain.actions) if achieves(action, c)]
                           for k, c in zip(atom_cond, goal.want, strict=True)]
 
-        def lmcut(state: State, unsat: list[int]) -> float:
-            """LM-cut with the planner's tie rule; "max": the larger of the stable rule's value and the highest-id
-            rule's (the kernel's order: stable first, a dead end for one is a dead end for both)."""
-            if ties != "max":
-                return lmcut_rule(state, unsat, ties == "stable")
-            value = lmcut_rule(state, unsat, True)
-            return value if math.isinf(value) else max(value, lmcut_rule(state, unsat, False))
+        rules = (True, False) if ties == "max" else (ties == "stable",)
+        zones = (True, False) if zone_ties == LMCUT_ZONE_MAX else (zone_ties,)
 
-        def lmcut_rule(state: State, unsat: list[int], stable: bool) -> float:
+        def lmcut(state: State, unsat: list[int]) -> float:
+            """LM-cut with the planner's tie rules; "max" (of either): the largest value over the rules (a dead
+            end for one is a dead end for all)."""
+            best = 0.0
+            for zone in zones:
+                for stable in rules:
+                    value = lmcut_rule(state, unsat, stable, zone)
+                    if math.isinf(value):
+                        return value
+                    best = max(best, value)
+            return best
+
+        def lmcut_rule(state: State, unsat: list[int], stable: bool, zone_ties: bool) -> float:
             """LM-cut (Helmert & Domshlak 2009) over the condition relaxation; see the module docstring."""
             rc = {a: costs[a] if enabled[a] else math.inf for a in cone_acts}
             true = [c for c in cone_list if conditions[c].holds(state[fact_of[c]])]

@@ -82,6 +82,7 @@ from goap.planners.base import (
     heuristic_name,
     host_view,
     lmcut_ties_code,
+    lmcut_zone_code,
     pool_levels,
     pop_limit,
     relevance,
@@ -149,7 +150,7 @@ class WarpAStarPlanner:
         lmcut_ties: LM-cut's pcf among equal maxima (with the heuristics that run LM-cut): "highest" (default),
             "stable", or "max" of the two values (`goap.planners.base.LMCUT_TIES`).
         lmcut_zone_ties: LM-cut's goal-zone tie rule for zero-cost actions' pcfs, on by default
-            (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`).
+            (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`); ``"max"``: the larger of LM-cut with and without it.
         pruning: "none" (default) or "stubborn": strong stubborn sets (`goap.planners.stubborn`), computed per
             expanded state in the kernel (`goap.kernels.stubborn`); optimal costs kept, the reference's nodes.
         pruning_min_ratio / pruning_check_after: a search switches pruning off when, after that many expansions,
@@ -177,7 +178,7 @@ class WarpAStarPlanner:
         pdb_states: int = DEFAULT_PDB_STATES,
         scp_orders: int = DEFAULT_SCP_ORDERS,
         lmcut_ties: str = DEFAULT_LMCUT_TIES,
-        lmcut_zone_ties: bool = DEFAULT_LMCUT_ZONE_TIES,
+        lmcut_zone_ties: bool | str = DEFAULT_LMCUT_ZONE_TIES,
         pruning: str = DEFAULT_PRUNING,
         pruning_min_ratio: float = DEFAULT_MIN_PRUNING_RATIO,
         pruning_check_after: int = DEFAULT_PRUNING_CHECK_AFTER,
@@ -254,7 +255,7 @@ class WarpAStarPlanner:
         self._dt = to_device(self.tables, DomainStruct, dev)
         self._ct = to_device(self._conds, astar.ConditionTables, dev)
         self._ct.lm_stable = lmcut_ties_code(self.lmcut_ties)
-        self._ct.lm_zone = int(self.lmcut_zone_ties)
+        self._ct.lm_zone = lmcut_zone_code(self.lmcut_zone_ties)
         self._goal_structs: dict[int, tuple[GoalTables, Any]] = {}
         #: Seconds spent building heuristic tables (the pattern databases of each goal table, once per table).
         self.table_seconds = 0.0
