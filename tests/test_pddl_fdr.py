@@ -292,27 +292,34 @@ def test_reference_and_warp_agree_node_for_node(name, ties):
     assert out[0] == out[1]
 
 
-def test_lmcut_max_rule_is_the_larger_of_the_two():
-    """``lmcut_ties="max"`` on depot/task01, at the initial state and along a seeded walk: the larger of the
-    highest-id and the stable rule's values everywhere, and above one of them somewhere (neither rule alone)."""
+def _assert_max_of_two(task, option: str, first, second, steps: int) -> None:
+    """The reference's LM-cut with ``option="max"`` on ``task``, at the initial state and along a seeded walk of at
+    most ``steps`` states: the larger of its values with ``option=first`` and ``option=second`` everywhere, and
+    above one of them somewhere (neither choice alone)."""
     from goap.planners.reference import ReferencePlanner
 
-    task = load_pddl(*TASKS["depot/task01"])
     domain = task.domain
-    rules = {t: ReferencePlanner(domain, heuristic="lmcut", lmcut_ties=t) for t in ("highest", "stable", "max")}
+    rules = {v: ReferencePlanner(domain, heuristic="lmcut", **{option: v}) for v in (first, second, "max")}
     costs = [float(x) for x in rules["max"].tables.cost]
     goal = domain.goals[task.goal]
-    h = {t: p.heuristic_function(goal, costs, [True] * len(costs)) for t, p in rules.items()}
+    h = {v: p.heuristic_function(goal, costs, [True] * len(costs)) for v, p in rules.items()}
     rng = np.random.default_rng(0)
     state = tuple(int(v) for v in task.state)
     above = 0
-    for _ in range(40):
-        values = {t: f(state) for t, f in h.items()}
-        assert values["max"] == max(values["highest"], values["stable"])
-        above += values["max"] > min(values["highest"], values["stable"])
+    for _ in range(steps):
+        values = {v: f(state) for v, f in h.items()}
+        assert values["max"] == max(values[first], values[second])
+        above += values["max"] > min(values[first], values[second])
         usable = [a for a in domain.actions if domain.is_applicable(state, a)]
+        if not usable:
+            break
         state = domain.apply(state, usable[int(rng.integers(len(usable)))])
     assert above > 0
+
+
+def test_lmcut_max_rule_is_the_larger_of_the_two():
+    """``lmcut_ties="max"`` on depot/task01: the larger of the highest-id and the stable rule's values."""
+    _assert_max_of_two(load_pddl(*TASKS["depot/task01"]), "lmcut_ties", "highest", "stable", 40)
 
 
 PARCPRINTER = Path(__file__).resolve().parent / "fixtures" / "pddl" / "parcprinter"
@@ -368,28 +375,8 @@ def test_lmcut_zone_rule_is_perfect_on_parcprinter_p07():
 
 @pytest.mark.parametrize("name", ["p03", "p07"])
 def test_lmcut_zone_max_is_the_larger_of_the_two(name):
-    """``lmcut_zone_ties="max"`` on parcprinter, at the initial state and along a seeded walk: the larger of
-    LM-cut's values with and without the zone rule everywhere, and above one of them somewhere."""
-    from goap.planners.reference import ReferencePlanner
-
-    task = _parcprinter(name)
-    domain = task.domain
-    rules = {z: ReferencePlanner(domain, heuristic="lmcut", lmcut_zone_ties=z) for z in (True, False, "max")}
-    costs = [float(x) for x in rules["max"].tables.cost]
-    goal = domain.goals[task.goal]
-    h = {z: p.heuristic_function(goal, costs, [True] * len(costs)) for z, p in rules.items()}
-    rng = np.random.default_rng(0)
-    state = tuple(int(v) for v in task.state)
-    above = 0
-    for _ in range(30):
-        values = {z: f(state) for z, f in h.items()}
-        assert values["max"] == max(values[True], values[False])
-        above += values["max"] > min(values[True], values[False])
-        usable = [a for a in domain.actions if domain.is_applicable(state, a)]
-        if not usable:
-            break
-        state = domain.apply(state, usable[int(rng.integers(len(usable)))])
-    assert above > 0
+    """``lmcut_zone_ties="max"`` on parcprinter: the larger of LM-cut's values with and without the zone rule."""
+    _assert_max_of_two(_parcprinter(name), "lmcut_zone_ties", True, False, 30)
 
 
 def test_lmcut_ties_reach_both_planners():
