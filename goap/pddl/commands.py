@@ -49,19 +49,28 @@ def _load(args: argparse.Namespace) -> PddlTask:
 
 
 class _Phases:
-    """The phase a task is in (`goap.pddl.phase_hook`), to name it when the time limit runs out."""
+    """The phase a task is in (`goap.pddl.phase_hook`), to name it when the time limit runs out. With ``limit``, a
+    phase that ends past it raises TimeUp before the next begins, so the limit names the phase it ran out in even
+    when the alarm's TimeUp is lost (Python ignores an exception raised in a gc callback or a ``__del__``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: float | None = None) -> None:
         self.name = "parse"
+        self._limit = limit
+        self._until: float | None = None
 
     def __enter__(self) -> _Phases:
         import goap.pddl
 
         self._old = goap.pddl.phase_hook
         goap.pddl.phase_hook = self.enter
+        self._until = time.perf_counter() + self._limit if self._limit else None
         return self
 
     def enter(self, name: str) -> None:
+        if self._until is not None and time.perf_counter() > self._until:
+            from goap.problems import TimeUp
+
+            raise TimeUp
         self.name = name
 
     def __exit__(self, *exc: object) -> None:
@@ -80,7 +89,7 @@ def validate(args: argparse.Namespace) -> int:
     from goap.problems import TimeUp, deadline
 
     limit = getattr(args, "time_limit", None)
-    with _Phases() as phases:
+    with _Phases(limit) as phases:
         try:
             with deadline(limit) if limit else contextlib.nullcontext():
                 task = _load(args)
@@ -162,7 +171,7 @@ def solve(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         return 0
 
-    with _Phases() as phases:
+    with _Phases(time_limit) as phases:
         try:
             with deadline(time_limit) if time_limit else contextlib.nullcontext():
                 task = _load(args)
