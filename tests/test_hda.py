@@ -246,6 +246,8 @@ def test_bad_options_are_refused_by_name():
         HdaPlanner(domain, workers=2, lazy="no", device=DEVICE)
     with pytest.raises(ValueError, match="shared_stop must be true or false, got 1"):
         HdaPlanner(domain, workers=2, shared_stop=1, device=DEVICE)
+    with pytest.raises(ValueError, match='lmcut_zone_ties="auto" is an option of the one-worker A'):
+        HdaPlanner(domain, workers=2, heuristic="lmcut", lmcut_zone_ties="auto", device=DEVICE)
 
 
 def test_one_task_planner_maps_threads():

@@ -337,12 +337,12 @@ def test_lmcut_zone_rule_node_for_node(ties):
     the same count here, and the p07 test below shows the rule moves its values too)."""
     task = _parcprinter("p03")
     counts = {}
-    for zone in (True, False, "max"):
+    for zone in (True, False, "max", "auto"):
         out = _both_planners(task, lmcut_ties=ties, lmcut_zone_ties=zone, max_plan_length=1000)
         assert out[0] == out[1]
         assert out[0][0] == 0
         counts[zone] = out[0]
-    assert counts[True][1] == counts[False][1] == counts["max"][1]
+    assert counts[True][1] == counts[False][1] == counts["max"][1] == counts["auto"][1]
     if ties == "highest":
         assert counts[True][2] < counts[False][2]
 
@@ -377,6 +377,57 @@ def test_lmcut_zone_rule_is_perfect_on_parcprinter_p07():
 def test_lmcut_zone_max_is_the_larger_of_the_two(name):
     """``lmcut_zone_ties="max"`` on parcprinter: the larger of LM-cut's values with and without the zone rule."""
     _assert_max_of_two(_parcprinter(name), "lmcut_zone_ties", True, False, 30)
+
+
+ELEVATORS = Path(__file__).resolve().parent / "fixtures" / "pddl" / "elevators"
+
+
+@pytest.mark.parametrize(("name", "winner"), [("elevators", False), ("parcprinter", True)])
+def test_lmcut_zone_auto_probes_then_keeps_the_winner(name, winner):
+    """``lmcut_zone_ties="auto"`` in the reference, along a seeded walk: on its first LMCUT_ZONE_PROBE states of
+    finite value the larger of LM-cut with and without the goal-zone rule, then the value of the rule that was the
+    larger more often, counted here. Elevators p01 favours LM-cut without the rule, parcprinter p07 with it (an
+    "auto" that kept the default, or always took the max, fails one of them)."""
+    from goap.planners.base import LMCUT_ZONE_PROBE
+    from goap.planners.reference import ReferencePlanner
+
+    task = load_pddl(ELEVATORS / "domain.pddl", ELEVATORS / "p01.pddl") if name == "elevators" else _parcprinter("p07")
+    domain = task.domain
+    rules = {v: ReferencePlanner(domain, heuristic="lmcut", lmcut_zone_ties=v) for v in (True, False, "auto")}
+    costs = [float(x) for x in rules[True].tables.cost]
+    goal = domain.goals[task.goal]
+    h = {v: p.heuristic_function(goal, costs, [True] * len(costs)) for v, p in rules.items()}
+    rng = np.random.default_rng(1)
+    start = tuple(int(v) for v in task.state)
+    state, probed, score, after = start, 0, 0, 0
+    while after < 20:
+        on, off, auto = h[True](state), h[False](state), h["auto"](state)
+        if math.isinf(on):
+            assert math.isinf(off) and math.isinf(auto)
+            state = start  # a dead end: the walk starts over
+            continue
+        if probed < LMCUT_ZONE_PROBE:
+            assert auto == max(on, off)
+            probed += 1
+            score += (on > off) - (on < off)
+        else:
+            assert auto == (on if score >= 0 else off)
+            after += 1
+        usable = [a for a in domain.actions if domain.is_applicable(state, a)]
+        state = domain.apply(state, usable[int(rng.integers(len(usable)))]) if usable else start
+    assert (score >= 0) == winner
+
+
+def test_lmcut_zone_auto_node_for_node_past_the_probe():
+    """Elevators p01 under ``lmcut_zone_ties="auto"``: the search stores more states than the probe, then runs
+    without the rule; the reference and the Warp planner alike, state for state, with the optimal cost that the
+    rule's own search proves, and fewer expansions than with the rule."""
+    task = load_pddl(ELEVATORS / "domain.pddl", ELEVATORS / "p01.pddl")
+    auto = _both_planners(task, lmcut_zone_ties="auto")
+    assert auto[0] == auto[1]
+    rule = _both_planners(task, lmcut_zone_ties=True)[1]
+    assert auto[0][0] == rule[0] == 0 and auto[0][1] == rule[1]
+    assert auto[0][2] < rule[2]
 
 
 def test_lmcut_ties_reach_both_planners():

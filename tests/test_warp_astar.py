@@ -98,7 +98,7 @@ def test_lmcut_zone_rule_matches_reference(seed, n_facts, ties):
     A = len(domain.actions)
     costs = (rng.integers(1, 9, size=(40, A)) * (rng.random((40, A)) > 0.35)).astype(np.float32)
     enabled = rng.random((40, A)) < 0.9
-    for zone in (True, False, "max"):
+    for zone in (True, False, "max", "auto"):
         ref = ReferencePlanner(domain, max_nodes=256, node_ceiling=1024, heuristic="lmcut", lmcut_ties=ties,
                                lmcut_zone_ties=zone)
         fast = WarpAStarPlanner(ref.tables, max_nodes=256, node_ceiling=1024, heuristic="lmcut", lmcut_ties=ties,
@@ -115,6 +115,9 @@ def test_lmcut_zone_ties_must_be_a_boolean_or_max():
         WarpAStarPlanner(small_domain(), heuristic="lmcut", lmcut_zone_ties="no", device=DEVICE)
     with pytest.raises(ValueError, match="lmcut_zone_ties"):
         ReferencePlanner(small_domain(), heuristic="lmcut", lmcut_zone_ties=1)
+    for planner in (WarpAStarPlanner, ReferencePlanner):  # "auto" compares LM-cut's values: LM-cut only
+        with pytest.raises(ValueError, match='needs heuristic="lmcut"'):
+            planner(small_domain(), heuristic="max_lmcut_pdb", lmcut_zone_ties="auto")
 
 
 @pytest.mark.parametrize("world", ["soldier", "village"])

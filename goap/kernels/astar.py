@@ -77,7 +77,7 @@ from goap.kernels.semantics import (
     term_cost,
 )
 from goap.kernels.stubborn import Pruning, applicable_count, pruning_off, stubborn_set
-from goap.planners.base import RELAXED_CHECK_AFTER
+from goap.planners.base import LMCUT_ZONE_PROBE, RELAXED_CHECK_AFTER
 
 HEUR_HMAX = wp.constant(0)
 HEUR_HMAX_DEPTH2 = wp.constant(1)
@@ -91,6 +91,8 @@ HEUR_MAX_LMCUT_SCP = wp.constant(7)
 HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3, "pdb": 4, "max_lmcut_pdb": 5,
                    "scp": 6, "max_lmcut_scp": 7}
 RELAXED_AFTER = wp.constant(RELAXED_CHECK_AFTER)
+ZONE_PROBE = wp.constant(LMCUT_ZONE_PROBE)
+ZONE_AUTO = wp.constant(3)
 OUTSIDE = wp.constant(-2)  # cond_pos of a condition outside the goal's cone, act_left of an action outside or off
 BUCKETS = wp.constant(HMAX_BUCKETS)  # h_max's bucket queue: integral action costs below this (else the binary heap)
 BUCKETS_F = wp.constant(wp.float64(HMAX_BUCKETS))  # the same, for comparisons with costs and values
@@ -118,7 +120,8 @@ class ConditionTables:
     n_conditions: int
     n_actions: int
     lm_stable: int  # LM-cut's pcf ties (`goap.planners.base.LMCUT_TIES`): 0 highest, 1 stable, 2 the max of both
-    lm_zone: int  # 1: LM-cut's goal-zone tie rule (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`), 0: off, 2: both, max
+    lm_zone: int  # 1: LM-cut's goal-zone tie rule (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`), 0: off, 2: both, max,
+    # 3: "auto" (each search probes both on its first states: `goap.planners.base.LMCUT_ZONE_AUTO`)
 
 
 @wp.struct
@@ -213,8 +216,9 @@ class Carry:
     parent: wp.array2d(dtype=wp.int32)
     pos: wp.array2d(dtype=wp.int32)
     heap: wp.array2d(dtype=wp.int32)
-    head: wp.array2d(dtype=wp.int32)  # [slots, 9]: count, heap size, expanded, pops, node being expanded, action,
-    # the pruning's counts (applicable actions, kept ones: goap.planners.stubborn), expansions before the top f
+    head: wp.array2d(dtype=wp.int32)  # [slots, 11]: count, heap size, expanded, pops, node being expanded, action,
+    # the pruning's counts (applicable actions, kept ones: goap.planners.stubborn), expansions before the top f,
+    # the zone probe's states and score (lmcut_zone_ties="auto")
     top: wp.array(dtype=wp.float64)  # [slots]: the largest f popped (Results.expanded_before_last_f)
     slot_of: wp.array(dtype=wp.int32)
     taken: wp.array(dtype=wp.int32)  # [levels * lanes]
@@ -1281,9 +1285,11 @@ def exact_cost(
 @wp.func
 def heuristic(
     sc: Scratch, t: int, r: int, dt: DomainTables, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance,
-    c_min: wp.float64, kind: int, per_agent: int,
+    c_min: wp.float64, kind: int, per_agent: int, zone_code: int,
 ) -> wp.float64:
-    """The admissible heuristic of node row r (see `goap.planners.reference`)."""
+    """The admissible heuristic of node row r (see `goap.planners.reference`); ``zone_code`` LM-cut's goal-zone
+    setting (`goap.planners.base.lmcut_zone_code`: 0 off, 1 on, 2 the larger of both; the A* kernel resolves
+    "auto" to one of them)."""
     rx = dt.relaxed
     lay = dt.layout
     at = gt.atoms
@@ -1297,13 +1303,13 @@ def heuristic(
         return wp.float64(0.0)
     if kind == HEUR_LMCUT:
         # "max" (lm_stable 2, lm_zone 2): the larger of the rules' values (a dead end for one is one for all)
-        zone = wp.min(ct.lm_zone, 1)
+        zone = wp.min(zone_code, 1)
         lm = lmcut(sc, t, r, gt, g, ct, rel, wp.min(ct.lm_stable, 1), zone)
         if is_inf(lm):
             return inf
         if ct.lm_stable == 2:
             lm = wp.max(lm, lmcut(sc, t, r, gt, g, ct, rel, 0, zone))
-        if ct.lm_zone == 2:
+        if zone_code == 2:
             lm = wp.max(lm, lmcut(sc, t, r, gt, g, ct, rel, wp.min(ct.lm_stable, 1), 0))
             if ct.lm_stable == 2:
                 lm = wp.max(lm, lmcut(sc, t, r, gt, g, ct, rel, 0, 0))
@@ -1319,6 +1325,41 @@ def heuristic(
 
 
 @wp.func
+def zone_setting(lm_zone: int, probed: int, score: int) -> int:
+    """The zone code a search uses for its next state: ``lm_zone`` itself, or under "auto" (3) the larger of both
+    (2) while fewer than ZONE_PROBE states are stored, then the rule (1) unless it lost more of them than it won."""
+    if lm_zone != ZONE_AUTO:
+        return lm_zone
+    if probed < ZONE_PROBE:
+        return 2
+    if score >= 0:
+        return 1
+    return 0
+
+
+@wp.func
+def zone_probe(
+    sc: Scratch, t: int, r: int, dt: DomainTables, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance,
+    c_min: wp.float64, per_agent: int,
+) -> wp.vec2d:
+    """LM-cut's values of node row r with the goal-zone rule and without it (both inf at a dead end)."""
+    on = heuristic(sc, t, r, dt, gt, g, ct, rel, c_min, HEUR_LMCUT, per_agent, 1)
+    if is_inf(on):
+        return wp.vec2d(on, on)
+    return wp.vec2d(on, heuristic(sc, t, r, dt, gt, g, ct, rel, c_min, HEUR_LMCUT, per_agent, 0))
+
+
+@wp.func
+def zone_vote(pair: wp.vec2d) -> int:
+    """+1 where the rule's value is the larger, -1 where it is the smaller, 0 on a tie."""
+    if pair[0] > pair[1]:
+        return 1
+    if pair[0] < pair[1]:
+        return -1
+    return 0
+
+
+@wp.func
 def max_lmcut_pdb(
     sc: Scratch, t: int, r: int, dt: DomainTables, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance,
     c_min: wp.float64, per_agent: int, pt: PatternLookup, factor: wp.float64, summed: int,
@@ -1330,7 +1371,7 @@ def max_lmcut_pdb(
                        pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min, summed)
     if is_inf(hp):
         return hp
-    return wp.max(hp, heuristic(sc, t, r, dt, gt, g, ct, rel, c_min, HEUR_LMCUT, per_agent))
+    return wp.max(hp, heuristic(sc, t, r, dt, gt, g, ct, rel, c_min, HEUR_LMCUT, per_agent, ct.lm_zone))
 
 
 @functools.cache
@@ -1491,6 +1532,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
             if s.heuristic == HEUR_SCP or s.heuristic == HEUR_MAX_LMCUT_SCP:
                 summed = 1
             h0 = wp.float64(0.0)
+            z_vote = int(0)  # "auto": the vote of the state just evaluated (zone_vote), counted once it is stored
             if s.heuristic == HEUR_PDB or s.heuristic == HEUR_SCP:
                 h0 = pdb_heuristic(sc.node_state, base, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask,
                                    pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min, summed)
@@ -1503,7 +1545,12 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                     gt.achiever_action, gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k, lay.word,
                     lay.shift, lay.mask, ct.default_pre_cost, g, c_min, s.heuristic, per_agent)
             elif cont < 0:
-                h0 = heuristic(sc, t, base, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent)
+                if ct.lm_zone == ZONE_AUTO and s.heuristic == HEUR_LMCUT:  # the first state probed
+                    pair = zone_probe(sc, t, base, dt, gt, g, ct, rel, c_min, per_agent)
+                    h0 = wp.max(pair[0], pair[1])
+                    z_vote = zone_vote(pair)
+                else:
+                    h0 = heuristic(sc, t, base, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent, ct.lm_zone)
             heap_size = int(1)
             count = int(1)
             expanded = int(0)
@@ -1514,6 +1561,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
             prune_after = int(0)
             f_top = wp.float64(-wp.inf)  # the largest f = g + h popped, and the expansions made before its first pop
             jump = int(0)
+            z_probed = int(0)  # lmcut_zone_ties="auto": states stored while probing, the rule's wins less its losses
+            z_score = int(0)
             if cont >= 0:
                 # The search this row began in the previous level's pool, continued where it stopped: its nodes,
                 # open list and counters as they were, the hash table rebuilt. Up to here it is the search a fresh
@@ -1527,6 +1576,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                 prune_before = resume.head[cont, 6]
                 prune_after = resume.head[cont, 7]
                 jump = resume.head[cont, 8]
+                z_probed = resume.head[cont, 9]
+                z_score = resume.head[cont, 10]
                 f_top = resume.top[cont]
                 for n in range(count):
                     for w in range(W):
@@ -1548,6 +1599,9 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                         continue
                 sc.node_g[t, 0] = wp.float64(0.0)
                 sc.node_h[t, 0] = h0
+                if ct.lm_zone == ZONE_AUTO:
+                    z_probed = 1
+                    z_score = z_vote
                 sc.node_parent[t, 0] = -1
                 sc.table[t, find_slot(sc.node_state, sc.table, t, base, base, s.hash_mask)] = 0
                 sc.heap[t, 0] = 0
@@ -1676,7 +1730,14 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                                 gt.achiever_action, gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k,
                                 lay.word, lay.shift, lay.mask, ct.default_pre_cost, g, c_min, s.heuristic, per_agent)
                         else:
-                            h_child = heuristic(sc, t, spare, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent)
+                            zc = zone_setting(ct.lm_zone, z_probed, z_score)
+                            if zc == 2 and ct.lm_zone == ZONE_AUTO and s.heuristic == HEUR_LMCUT:
+                                pair = zone_probe(sc, t, spare, dt, gt, g, ct, rel, c_min, per_agent)
+                                h_child = wp.max(pair[0], pair[1])
+                                z_vote = zone_vote(pair)
+                            else:
+                                h_child = heuristic(sc, t, spare, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent,
+                                                    zc)
                         if is_inf(h_child):
                             continue
                         if count >= M:
@@ -1686,6 +1747,9 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                             break
                         known = count
                         count += 1
+                        if ct.lm_zone == ZONE_AUTO and z_probed < ZONE_PROBE:
+                            z_probed += 1
+                            z_score += z_vote
                         for w in range(W):
                             sc.node_state[base + known, w] = sc.node_state[spare, w]
                         sc.table[t, slot] = known
@@ -1780,6 +1844,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                             keep.head[k, 6] = prune_before
                             keep.head[k, 7] = prune_after
                             keep.head[k, 8] = jump
+                            keep.head[k, 9] = z_probed
+                            keep.head[k, 10] = z_score
                             keep.top[k] = f_top
                             for n in range(count):
                                 for w in range(W):

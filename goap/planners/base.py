@@ -247,20 +247,42 @@ DEFAULT_LMCUT_ZONE_TIES = True
 #: at twice the cost per state; with ``lmcut_ties="max"`` four times). The rule is the stronger choice on
 #: parcprinter, the weaker on elevators (p05: 84,466 expansions with it, 33,987 without; docs/measured.md).
 LMCUT_ZONE_MAX = "max"
+#: ``lmcut_zone_ties="auto"``: each search chooses for itself. Its first `LMCUT_ZONE_PROBE` stored states (the
+#: initial one first) get both values and keep the larger, as "max"; each votes for the rule whose value was the
+#: larger (none on a tie). Every later state gets the rule unless it lost more votes than it won, then LM-cut
+#: without it: one LM-cut per state, as with either rule alone. Admissible whatever it picks; the reference and the
+#: kernel count the same states (the stored ones, in storage order) and pick alike. LM-cut only.
+LMCUT_ZONE_AUTO = "auto"
+#: States a search probes under "auto": few enough to cost nothing on a large search (twice the LM-cut on them),
+#: enough to see past the initial state (elevators p03 and p07 favour the rule there and lose with it later).
+LMCUT_ZONE_PROBE = 128
+LMCUT_ZONE_CHOICES = (True, False, LMCUT_ZONE_MAX, LMCUT_ZONE_AUTO)
 
 
 def check_lmcut_zone_ties(value: Any) -> bool | str:
-    """``value`` as a bool when it is one (numpy's too), ``"max"`` as itself, else a ValueError naming the option."""
-    if isinstance(value, str) and value == LMCUT_ZONE_MAX:
-        return LMCUT_ZONE_MAX
+    """``value`` as a bool when it is one (numpy's too), ``"max"`` and ``"auto"`` as themselves, else a ValueError
+    naming the option."""
+    if isinstance(value, str) and value in (LMCUT_ZONE_MAX, LMCUT_ZONE_AUTO):
+        return value
     if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"lmcut_zone_ties must be true, false or \"max\", got {value!r}")
+        raise ValueError(f"lmcut_zone_ties must be true, false, \"max\" or \"auto\", got {value!r}")
     return bool(value)
 
 
-def lmcut_zone_code(value: Any) -> int:
-    """The kernel's code of a zone setting (`ConditionTables.lm_zone`): 0 off, 1 on, 2 the larger of both."""
+def check_lmcut_zone_heuristic(value: Any, heuristic: str) -> bool | str:
+    """`check_lmcut_zone_ties`, and "auto" only with ``heuristic="lmcut"`` (its probe compares LM-cut's values)."""
     checked = check_lmcut_zone_ties(value)
+    if checked == LMCUT_ZONE_AUTO and heuristic != "lmcut":
+        raise ValueError(f"lmcut_zone_ties=\"auto\" needs heuristic=\"lmcut\", got heuristic={heuristic!r}")
+    return checked
+
+
+def lmcut_zone_code(value: Any) -> int:
+    """The kernel's code of a zone setting (`ConditionTables.lm_zone`): 0 off, 1 on, 2 the larger of both,
+    3 "auto"."""
+    checked = check_lmcut_zone_ties(value)
+    if checked == LMCUT_ZONE_AUTO:
+        return 3
     return 2 if checked == LMCUT_ZONE_MAX else int(checked)
 
 

@@ -43,6 +43,7 @@ from goap.planners.base import (
     DEFAULT_MAX_PLAN_LENGTH,
     DEFAULT_MAX_SCRATCH_BYTES,
     DEFAULT_NODE_CEILING,
+    LMCUT_ZONE_AUTO,
     PlanBatch,
     check_inputs,
     check_lmcut_ties,
@@ -110,7 +111,8 @@ class HdaPlanner:
         lmcut_ties: LM-cut's pcf among equal maxima: "highest" (default), "stable", or "max" of the two values
             (`goap.planners.base.LMCUT_TIES`).
         lmcut_zone_ties: LM-cut's goal-zone tie rule for zero-cost actions' pcfs, on by default
-            (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`); ``"max"``: the larger of LM-cut with and without it.
+            (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`); ``"max"``: the larger of LM-cut with and without it
+            (``"auto"`` is refused: the probe of `goap.planners.base.LMCUT_ZONE_AUTO` is per search, one worker).
         growth: pool growth when a worker runs out of room (1: the first pool is the last).
         node_ceiling: the largest pool of one worker (default 2**25 states, at least the first pool).
         batch: the most expansions per worker per round (on the CPU a round's adapts to about `ROUND_SECONDS`
@@ -150,6 +152,9 @@ class HdaPlanner:
         heuristic = heuristic_name(heuristic)
         self.lmcut_ties = check_lmcut_ties(lmcut_ties)
         self.lmcut_zone_ties = check_lmcut_zone_ties(lmcut_zone_ties)
+        if self.lmcut_zone_ties == LMCUT_ZONE_AUTO:
+            raise ValueError('lmcut_zone_ties="auto" is an option of the one-worker A* (threads=1); hash-distributed '
+                             'A* takes true, false or "max"')
         check_options(max_nodes, max_plan_length, 1.0, heuristic, growth, node_ceiling)
         if heuristic not in HDA_HEURISTICS:
             raise ValueError(f"heuristic {heuristic!r} is not computed by the HDA* planner (it takes "

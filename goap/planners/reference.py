@@ -34,7 +34,8 @@ The search, which the Warp planner follows step for step:
     default), as the zone is marked a zero-cost achiever's pcf becomes the first of its maximal preconditions that is
     in the zone or has no zero-rc achiever, and the goal's pcf the first condition of U at the max without one,
     zone conditions taken first in, first out (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`);
-    ``lmcut_zone_ties="max"`` takes the larger value with and without the rule.
+    ``lmcut_zone_ties="max"`` takes the larger value with and without the rule; ``"auto"`` both on the search's
+    first stored states, then the rule that gave the larger values more often (`goap.planners.base.LMCUT_ZONE_AUTO`).
   - ``hmax_depth2`` (default): h_max truncated after two regression levels: a precondition p
     of an achiever, false in s, counts as the cheapest enabled achiever of p (instead of h(p)). Cheaper per node,
     weaker.
@@ -99,7 +100,9 @@ from goap.planners.base import (
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
     DEFAULT_NODE_CEILING,
+    LMCUT_ZONE_AUTO,
     LMCUT_ZONE_MAX,
+    LMCUT_ZONE_PROBE,
     PDB_HEURISTICS,
     RELAXED_CHECK_AFTER,
     RELAXED_CHECK_HEURISTICS,
@@ -108,7 +111,7 @@ from goap.planners.base import (
     Status,
     check_inputs,
     check_lmcut_ties,
-    check_lmcut_zone_ties,
+    check_lmcut_zone_heuristic,
     check_options,
     check_types,
     heuristic_name,
@@ -150,7 +153,8 @@ class ReferencePlanner:
         lmcut_ties: LM-cut's pcf among equal maxima (with the heuristics that run LM-cut): "highest" (default),
             "stable", or "max" of the two values (`goap.planners.base.LMCUT_TIES`).
         lmcut_zone_ties: LM-cut's goal-zone tie rule for zero-cost actions' pcfs, on by default
-            (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`); ``"max"``: the larger of LM-cut with and without it.
+            (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`); ``"max"``: the larger of LM-cut with and without it;
+            ``"auto"``: both on the search's first states, then the one that won there (`LMCUT_ZONE_AUTO`).
         pruning: "none" (default) or "stubborn": expand only the applicable actions of each state's strong
             stubborn set (`goap.planners.stubborn`; optimal costs kept).
         pruning_min_ratio / pruning_check_after: a search switches pruning off when, after that many expansions,
@@ -189,7 +193,7 @@ class ReferencePlanner:
         self.pdb_states = check_pdb_states(pdb_states)
         self.scp_orders = check_scp_orders(scp_orders)
         self.lmcut_ties = check_lmcut_ties(lmcut_ties)
-        self.lmcut_zone_ties = check_lmcut_zone_ties(lmcut_zone_ties)
+        self.lmcut_zone_ties = check_lmcut_zone_heuristic(lmcut_zone_ties, heuristic)
         if heuristic in SCP_HEURISTICS:  # the same interface (factor, value), the tables summed along orders
             self.patterns: Any = ReferencePartitions(self.domain, self.tables.min_cost, self.pdb_states,
                                                      self.scp_orders)
@@ -604,8 +608,10 @@ class ReferencePlanner:
 
         rules = (True, False) if ties == "max" else (ties == "stable",)
         zones = (True, False) if zone_ties == LMCUT_ZONE_MAX else (zone_ties,)
+        auto = zone_ties == LMCUT_ZONE_AUTO
+        probe = [0, 0]  # "auto": the states stored while probing (this search's), the rule's wins less its losses
 
-        def lmcut(state: State, unsat: list[int]) -> float:
+        def lmcut(state: State, unsat: list[int], zones: tuple = zones) -> float:
             """LM-cut with the planner's tie rules; "max" (of either): the largest value over the rules (a dead
             end for one is a dead end for all)."""
             best = 0.0
@@ -706,7 +712,32 @@ class ReferencePlanner:
                     rc[a] -= m
             return total
 
+        def lmcut_bound(state: State, unsat: list[int], zone: bool) -> float:
+            term = lmcut(state, unsat, (zone,))
+            return term if math.isinf(term) else max(term, -(-len(unsat) // most_fixed) * c_min)
+
+        def auto_heuristic(state: State) -> float:
+            """LM-cut under ``lmcut_zone_ties="auto"`` (`goap.planners.base.LMCUT_ZONE_AUTO`): both values and a
+            vote on the first LMCUT_ZONE_PROBE states this search stores (it stores every new state of finite h
+            until it ends, so those are the ones evaluated), then the rule that won."""
+            unsat = [j for j, c in enumerate(goal.want) if not c.holds(state[goal_facts[j]])]
+            probing = probe[0] < LMCUT_ZONE_PROBE
+            if not probing:
+                return lmcut_bound(state, unsat, probe[1] >= 0) if unsat else 0.0
+            value, vote = 0.0, 0
+            if unsat:
+                on = lmcut_bound(state, unsat, True)
+                if math.isinf(on):
+                    return on
+                off = lmcut_bound(state, unsat, False)
+                value, vote = max(on, off), (on > off) - (on < off)
+            probe[0] += 1
+            probe[1] += vote
+            return value
+
         def heuristic(state: State) -> float:
+            if auto:
+                return auto_heuristic(state)
             if pdb is not None:  # max_lmcut_pdb / _scp: the tables first, LM-cut unless they prove a dead end
                 hp = pdb(state)
                 if math.isinf(hp):

@@ -75,7 +75,7 @@ from goap.planners.base import (
     check_capturable,
     check_inputs,
     check_lmcut_ties,
-    check_lmcut_zone_ties,
+    check_lmcut_zone_heuristic,
     check_options,
     check_types,
     condition_tables,
@@ -150,7 +150,8 @@ class WarpAStarPlanner:
         lmcut_ties: LM-cut's pcf among equal maxima (with the heuristics that run LM-cut): "highest" (default),
             "stable", or "max" of the two values (`goap.planners.base.LMCUT_TIES`).
         lmcut_zone_ties: LM-cut's goal-zone tie rule for zero-cost actions' pcfs, on by default
-            (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`); ``"max"``: the larger of LM-cut with and without it.
+            (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`); ``"max"``: the larger of LM-cut with and without it;
+            ``"auto"``: both on a search's first states, then the one that won there (`goap.planners.base.LMCUT_ZONE_AUTO`).
         pruning: "none" (default) or "stubborn": strong stubborn sets (`goap.planners.stubborn`), computed per
             expanded state in the kernel (`goap.kernels.stubborn`); optimal costs kept, the reference's nodes.
         pruning_min_ratio / pruning_check_after: a search switches pruning off when, after that many expansions,
@@ -191,7 +192,7 @@ class WarpAStarPlanner:
         self.pdb_states = check_pdb_states(pdb_states)
         self.scp_orders = check_scp_orders(scp_orders)
         self.lmcut_ties = check_lmcut_ties(lmcut_ties)
-        self.lmcut_zone_ties = check_lmcut_zone_ties(lmcut_zone_ties)
+        self.lmcut_zone_ties = check_lmcut_zone_heuristic(lmcut_zone_ties, heuristic)
         if scratch_layout not in SCRATCH_LAYOUTS:
             raise ValueError(f"scratch_layout must be one of {', '.join(SCRATCH_LAYOUTS)}, got {scratch_layout!r}")
         wp = init_warp()
@@ -860,7 +861,7 @@ class WarpAStarPlanner:
         for name, dtype in (("g", wp.float64), ("h", wp.float64), ("parent", wp.int32), ("pos", wp.int32),
                             ("heap", wp.int32)):
             setattr(c, name, wp.empty((k, pool), dtype=dtype, device=dev))
-        c.head = wp.empty((k, 9), dtype=wp.int32, device=dev)
+        c.head = wp.empty((k, 11), dtype=wp.int32, device=dev)
         c.top = wp.empty(k, dtype=wp.float64, device=dev)
         c.slot_of = slot_of if slot_of is not None else wp.full(1, -1, dtype=wp.int32, device=dev)
         c.taken = self._taken
