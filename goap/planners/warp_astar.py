@@ -151,7 +151,8 @@ class WarpAStarPlanner:
             "stable", or "max" of the two values (`goap.planners.base.LMCUT_TIES`).
         lmcut_zone_ties: LM-cut's goal-zone tie rule for zero-cost actions' pcfs, on by default
             (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`); ``"max"``: the larger of LM-cut with and without it;
-            ``"auto"``: both on a search's first states, then the one that won there (`goap.planners.base.LMCUT_ZONE_AUTO`).
+            ``"auto"``: both on a search's first states, then the one that won there
+            (`goap.planners.base.LMCUT_ZONE_AUTO`).
         pruning: "none" (default) or "stubborn": strong stubborn sets (`goap.planners.stubborn`), computed per
             expanded state in the kernel (`goap.kernels.stubborn`); optimal costs kept, the reference's nodes.
         pruning_min_ratio / pruning_check_after: a search switches pruning off when, after that many expansions,
