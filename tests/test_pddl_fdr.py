@@ -422,9 +422,17 @@ def test_lmcut_zone_auto_node_for_node_past_the_probe():
     """Elevators p01 under ``lmcut_zone_ties="auto"``: the search stores more states than the probe, then runs
     without the rule; the reference and the Warp planner alike, state for state, with the optimal cost that the
     rule's own search proves, and fewer expansions than with the rule."""
+    from goap.planners import make_planner
+
     task = load_pddl(ELEVATORS / "domain.pddl", ELEVATORS / "p01.pddl")
     auto = _both_planners(task, lmcut_zone_ties="auto")
     assert auto[0] == auto[1]
+    # A first pool of 64 nodes fills mid-probe: the search goes on in larger pools with its probe's count and score.
+    small = make_planner("warp", task.domain, heuristic="lmcut", lmcut_zone_ties="auto", max_nodes=64, device="cpu",
+                         chunk_size=1)
+    b = small.plan(small.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
+    assert int(b.level[0]) > 0
+    assert (int(b.status[0]), float(b.cost[0]), int(b.expanded[0]), b.plan_names(0, task.domain)) == auto[0]
     rule = _both_planners(task, lmcut_zone_ties=True)[1]
     assert auto[0][0] == rule[0] == 0 and auto[0][1] == rule[1]
     assert auto[0][2] < rule[2]

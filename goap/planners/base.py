@@ -256,7 +256,6 @@ LMCUT_ZONE_AUTO = "auto"
 #: States a search probes under "auto": few enough to cost nothing on a large search (twice the LM-cut on them),
 #: enough to see past the initial state (elevators p03 and p07 favour the rule there and lose with it later).
 LMCUT_ZONE_PROBE = 128
-LMCUT_ZONE_CHOICES = (True, False, LMCUT_ZONE_MAX, LMCUT_ZONE_AUTO)
 
 
 def check_lmcut_zone_ties(value: Any) -> bool | str:

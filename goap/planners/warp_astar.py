@@ -815,7 +815,7 @@ class WarpAStarPlanner:
     def _carry_slot_bytes(self, lv: int) -> int:
         """Bytes one kept search of level ``lv`` takes: its pool's states, g, h, parent, position and heap."""
         pool = self.pools[lv]
-        return pool * (8 * self.tables.n_words + 8 + 8 + 4 + 4 + 4) + 9 * 4 + 8
+        return pool * (8 * self.tables.n_words + 8 + 8 + 4 + 4 + 4) + 11 * 4 + 8
 
     def _carries(self, capacity: int, rows: int, bound: int | None) -> None:
         """Carry slots for a call of ``capacity`` requested rows over ``rows`` state rows: per level below the last,
