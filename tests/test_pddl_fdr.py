@@ -427,7 +427,7 @@ def test_lmcut_zone_auto_node_for_node_past_the_probe():
     task = load_pddl(ELEVATORS / "domain.pddl", ELEVATORS / "p01.pddl")
     auto = _both_planners(task, lmcut_zone_ties="auto")
     assert auto[0] == auto[1]
-    # A first pool of 64 nodes fills mid-probe: the search is searched again in larger pools (one task's call keeps
+    # A first pool of 64 nodes fills mid-probe: the search starts over in larger pools (one task's call keeps
     # no search across pools; tests/test_planner_escalation.py covers kept ones) and probes afresh there.
     small = make_planner("warp", task.domain, heuristic="lmcut", lmcut_zone_ties="auto", max_nodes=64, device="cpu",
                          chunk_size=1)
