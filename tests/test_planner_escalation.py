@@ -9,7 +9,7 @@ import pytest
 
 from goap import DomainBuilder, Status
 from goap.bench.random_domains import random_domain, random_problems
-from goap.planners.base import MAX_COST, PlanBatch
+from goap.planners.base import LMCUT_ZONE_PROBE, MAX_COST, PlanBatch
 from goap.planners.reference import ReferencePlanner
 from goap.planners.warp_astar import WarpAStarPlanner
 from tests.conftest import brute_force_cost
@@ -322,3 +322,50 @@ def test_a_dead_end_the_truncated_heuristics_miss_is_proved_after_a_few_expansio
     again = PlanBatch.empty(1, ref.max_plan_length)
     again.level[0] = 1
     assert_batches_equal(deferred, ref.plan(states, goals, out=again))
+
+
+def test_kept_searches_resume_the_zone_probe_where_it_stopped():
+    """``lmcut_zone_ties="auto"`` with searches kept across pools: elevators p01 (zero-cost actions, where the
+    goal-zone rule changes LM-cut's values) from a few states of a seeded walk, pools of 16 nodes growing 4x. Kept
+    searches continue mid-probe (a 64-node pool fills before the probe's 128 states) and past it (a 256-node pool);
+    each must resume the probe's count and score with the rest of its search, so that its expansions and plan are
+    those of a planner that keeps nothing (each level starts over) and of one pool large enough from the start."""
+    from pathlib import Path
+
+    from goap.pddl import load_pddl
+
+    folder = Path(__file__).resolve().parent / "fixtures" / "pddl" / "elevators"
+    task = load_pddl(folder / "domain.pddl", folder / "p01.pddl")
+    domain = task.domain
+    rng = np.random.default_rng(3)
+    state = tuple(int(v) for v in task.state)
+    starts = [state]
+    while len(starts) < 4:
+        usable = [a for a in domain.actions if domain.is_applicable(state, a)]
+        state = domain.apply(state, usable[int(rng.integers(len(usable)))])
+        starts.append(state)
+
+    def planner(zone, carry_room: int | None = None, max_nodes: int = 16) -> WarpAStarPlanner:
+        p = WarpAStarPlanner(domain, max_nodes=max_nodes, growth=4, node_ceiling=16384, heuristic="lmcut",
+                             lmcut_zone_ties=zone, device=DEVICE)
+        if carry_room is not None:
+            p._carry_room = carry_room
+        return p
+
+    keeps, none, whole = planner("auto"), planner("auto", 0), planner("auto", max_nodes=16384)
+    states = keeps.tables.pack_states(np.array(starts))
+    goals = np.full(len(starts), task.goal, dtype=np.int32)
+    kept_batch = keeps.plan(states, goals)
+    kept = keeps._taken.numpy().reshape(keeps.n_levels, -1).sum(axis=1)  # slots taken per level, all lanes
+    assert keeps.pools[1] < LMCUT_ZONE_PROBE < keeps.pools[2] and kept[1] > 0 and kept[2] > 0
+    assert_batches_equal(kept_batch, none.plan(states, goals))
+    assert none._taken.numpy().sum() == 0
+    a, b = kept_batch.numpy(), whole.plan(states, goals).numpy()
+    assert (a.status == Status.OK).all() and (a.level >= 3).all()
+    for name in ("status", "cost", "length", "expanded", "actions"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    # The probe decides something here: its searches expand other numbers of states than either rule alone.
+    for zone in (True, False):
+        other = planner(zone).plan(states, goals).numpy()
+        np.testing.assert_array_equal(other.cost, a.cost)
+        assert (other.expanded != a.expanded).any()
