@@ -31,7 +31,7 @@ from goap.argtypes import (
 from goap.domain import BOOL, ENUM, DomainError
 from goap.domain_file import load_domain
 from goap.launch import CaptureError
-from goap.planners.base import DEFAULT_MAX_NODES, DEFAULT_MAX_PLAN_LENGTH, HEURISTICS, PLANNERS
+from goap.planners.base import DEFAULT_MAX_NODES, DEFAULT_MAX_PLAN_LENGTH, HEURISTICS, LMCUT_ZONE_NAMES, PLANNERS
 
 
 class CliError(Exception):
@@ -103,6 +103,10 @@ def _solve_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--heuristic", default=None, choices=HEURISTICS,
                    help="the search's admissible heuristic (default: lmcut for a PDDL pair, the planner's own "
                         "otherwise); scp / max_lmcut_scp: saturated cost partitioning over projections")
+    s.add_argument("--lmcut-zone-ties", default=None, choices=tuple(LMCUT_ZONE_NAMES),
+                   help="LM-cut's goal-zone rule for zero-cost actions: on, off, max (the larger value of both) or "
+                        "auto (each search probes both on its first 128 states, then keeps the stronger); default: "
+                        "auto for a PDDL pair on one thread, otherwise the planner's own (on)")
     s.add_argument("--translate", default=None, choices=("fdr", "strips"),
                    help="PDDL: the task's form, fdr (finite-domain variables from mutex groups, pruned; the default) "
                         "or strips (one bool fact per atom)")
@@ -421,6 +425,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
             raise ValueError("--pruning stubborn with --threads > 1: the HDA* planner prunes nothing; use one thread")
         if name != "warp-hda":
             options["pruning"] = args.pruning
+    if getattr(args, "lmcut_zone_ties", None) is not None:
+        options["lmcut_zone_ties"] = LMCUT_ZONE_NAMES[args.lmcut_zone_ties]
     if args.planner != "reference":
         options["device"] = args.device
     planner = make_planner(name, tables, **options)

@@ -390,6 +390,45 @@ def test_pddl_commands_default_to_lmcut(monkeypatch, capsys, tmp_path):
     assert seen == ["lmcut", "lmcut", "hmax", None]  # None: the planner's own default, hmax_depth2
 
 
+def test_pddl_commands_default_to_the_zone_probe(monkeypatch, capsys, tmp_path):
+    """With LM-cut the PDDL commands search under ``lmcut_zone_ties="auto"`` unless told otherwise: `goap solve`
+    on a PDDL pair (``--lmcut-zone-ties`` names another) and `goap bench --suite pddl` (an option names another);
+    hash-distributed A* (``--threads 2``), other heuristics and other suites keep the planner's own default."""
+    import goap.planners as planners
+    from goap.bench.cli import build_parser, run
+    from goap.cli import main
+    from goap.planners.base import PDDL_LMCUT_ZONE_TIES
+
+    assert PDDL_LMCUT_ZONE_TIES == "auto"
+    seen: list = []
+    real = planners.make_planner
+
+    def spy(name, domain, **options):
+        seen.append((name, options.get("lmcut_zone_ties", "unset")))
+        return real(name, domain, **options)
+
+    monkeypatch.setattr(planners, "make_planner", spy)
+    blocks = [str(PDDL_DIR / "blocks" / "domain.pddl"), str(PDDL_DIR / "blocks" / "task04.pddl"), "--device", "cpu"]
+    for extra in ([], ["--lmcut-zone-ties", "off"], ["--lmcut-zone-ties", "on"], ["--threads", "2"],
+                  ["--heuristic", "hmax"], ["--planner", "reference"]):
+        assert main(["solve", *blocks, *extra]) == 0
+    capsys.readouterr()
+    assert seen == [("warp", "auto"), ("warp", False), ("warp", True), ("warp-hda", "unset"), ("warp", "unset"),
+                    ("reference", "auto")]
+    seen.clear()
+    common = ["--device", "cpu", "--in-process", "--json", str(tmp_path / "b.json")]
+    pddl = ["--suite", "pddl", "--tasks-dir", str(PDDL_DIR), "--domains", "gripper", "--tasks", "01"]
+    for planner in ("warp", "warp[lmcut_zone_ties=false]", "warp[heuristic=hmax]", "warp[threads=2]"):
+        assert run(build_parser().parse_args([*pddl, "--planners", planner, *common])) == 0
+    assert run(build_parser().parse_args(["--suite", "random", "--facts", "16", "--problems", "2", "--planners",
+                                          "warp", *common])) == 0
+    assert [z for _, z in seen] == ["auto", False, "unset", "unset", "unset"]
+    # an explicit "auto" with several threads is refused by name, not silently dropped
+    capsys.readouterr()
+    assert main(["solve", *blocks, "--threads", "2", "--lmcut-zone-ties", "auto"]) == 1
+    assert 'lmcut_zone_ties="auto" is an option of the one-worker A*' in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("old", "new"), [("hmax2", "hmax_depth2"), ("hmax1", "hmax_depth1")])
 def test_old_heuristic_names_still_work_and_warn(old, new):
     """The names of the last release are deprecated aliases: accepted with a DeprecationWarning naming the new

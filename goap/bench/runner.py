@@ -387,7 +387,14 @@ def _row(suite: str, group: str, problem: str, config: PlannerConfig, **values: 
 def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, settings: Settings
                   ) -> list[dict[str, Any]]:
     from goap.planners import make_planner
-    from goap.planners.base import PDB_HEURISTICS, PDDL_HEURISTIC, PDDL_PRUNING, SCP_HEURISTICS, Status
+    from goap.planners.base import (
+        PDB_HEURISTICS,
+        PDDL_HEURISTIC,
+        PDDL_PRUNING,
+        SCP_HEURISTICS,
+        Status,
+        pddl_lmcut_zone_ties,
+    )
 
     n = len(batch)
     serial = config.name == "reference"
@@ -403,6 +410,9 @@ def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, setti
     if batch.suite == "pddl" and "pruning" not in kwargs and PDDL_PRUNING != "none" and _accepts(config.name,
                                                                                                  "pruning"):
         kwargs["pruning"] = PDDL_PRUNING
+    zone = pddl_lmcut_zone_ties(name, kwargs.get("heuristic")) if batch.suite == "pddl" else None
+    if zone is not None and "lmcut_zone_ties" not in kwargs and _accepts(name, "lmcut_zone_ties"):
+        kwargs["lmcut_zone_ties"] = zone
     if not serial:
         kwargs["device"] = settings.device
         if (n < 16 or settings.solo) and "chunk_size" not in kwargs and _accepts(config.name, "chunk_size"):
