@@ -77,7 +77,7 @@ from goap.kernels.semantics import (
     term_cost,
 )
 from goap.kernels.stubborn import Pruning, applicable_count, pruning_off, stubborn_set
-from goap.planners.base import LMCUT_ZONE_PROBE, RELAXED_CHECK_AFTER
+from goap.planners.base import LMCUT_ZONE_AUTO, LMCUT_ZONE_PROBE, RELAXED_CHECK_AFTER, lmcut_zone_code
 
 HEUR_HMAX = wp.constant(0)
 HEUR_HMAX_DEPTH2 = wp.constant(1)
@@ -92,7 +92,8 @@ HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3, "p
                    "scp": 6, "max_lmcut_scp": 7}
 RELAXED_AFTER = wp.constant(RELAXED_CHECK_AFTER)
 ZONE_PROBE = wp.constant(LMCUT_ZONE_PROBE)
-ZONE_AUTO = wp.constant(3)
+ZONE_AUTO = wp.constant(lmcut_zone_code(LMCUT_ZONE_AUTO))
+CARRY_HEAD = 11  # the columns of a kept search's head (Carry.head)
 OUTSIDE = wp.constant(-2)  # cond_pos of a condition outside the goal's cone, act_left of an action outside or off
 BUCKETS = wp.constant(HMAX_BUCKETS)  # h_max's bucket queue: integral action costs below this (else the binary heap)
 BUCKETS_F = wp.constant(wp.float64(HMAX_BUCKETS))  # the same, for comparisons with costs and values
@@ -216,8 +217,8 @@ class Carry:
     parent: wp.array2d(dtype=wp.int32)
     pos: wp.array2d(dtype=wp.int32)
     heap: wp.array2d(dtype=wp.int32)
-    head: wp.array2d(dtype=wp.int32)  # [slots, 11]: count, heap size, expanded, pops, node being expanded, action,
-    # the pruning's counts (applicable actions, kept ones: goap.planners.stubborn), expansions before the top f,
+    head: wp.array2d(dtype=wp.int32)  # [slots, CARRY_HEAD]: count, heap size, expanded, pops, node being expanded,
+    # action, the pruning's counts (applicable actions, kept ones: goap.planners.stubborn), expansions before the top f,
     # the zone probe's states and score (lmcut_zone_ties="auto")
     top: wp.array(dtype=wp.float64)  # [slots]: the largest f popped (Results.expanded_before_last_f)
     slot_of: wp.array(dtype=wp.int32)

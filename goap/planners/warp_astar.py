@@ -815,7 +815,7 @@ class WarpAStarPlanner:
     def _carry_slot_bytes(self, lv: int) -> int:
         """Bytes one kept search of level ``lv`` takes: its pool's states, g, h, parent, position and heap."""
         pool = self.pools[lv]
-        return pool * (8 * self.tables.n_words + 8 + 8 + 4 + 4 + 4) + 11 * 4 + 8
+        return pool * (8 * self.tables.n_words + 8 + 8 + 4 + 4 + 4) + self._k.CARRY_HEAD * 4 + 8
 
     def _carries(self, capacity: int, rows: int, bound: int | None) -> None:
         """Carry slots for a call of ``capacity`` requested rows over ``rows`` state rows: per level below the last,
@@ -862,7 +862,7 @@ class WarpAStarPlanner:
         for name, dtype in (("g", wp.float64), ("h", wp.float64), ("parent", wp.int32), ("pos", wp.int32),
                             ("heap", wp.int32)):
             setattr(c, name, wp.empty((k, pool), dtype=dtype, device=dev))
-        c.head = wp.empty((k, 11), dtype=wp.int32, device=dev)
+        c.head = wp.empty((k, self._k.CARRY_HEAD), dtype=wp.int32, device=dev)
         c.top = wp.empty(k, dtype=wp.float64, device=dev)
         c.slot_of = slot_of if slot_of is not None else wp.full(1, -1, dtype=wp.int32, device=dev)
         c.taken = self._taken
