@@ -31,7 +31,14 @@ from goap.argtypes import (
 from goap.domain import BOOL, ENUM, DomainError
 from goap.domain_file import load_domain
 from goap.launch import CaptureError
-from goap.planners.base import DEFAULT_MAX_NODES, DEFAULT_MAX_PLAN_LENGTH, HEURISTICS, LMCUT_ZONE_NAMES, PLANNERS
+from goap.planners.base import (
+    DEFAULT_MAX_NODES,
+    DEFAULT_MAX_PLAN_LENGTH,
+    HEURISTICS,
+    LMCUT_TIES,
+    LMCUT_ZONE_NAMES,
+    PLANNERS,
+)
 
 
 class CliError(Exception):
@@ -107,6 +114,10 @@ def _solve_arguments(s: argparse.ArgumentParser) -> None:
                    help="LM-cut's goal-zone rule for zero-cost actions: on, off, max (the larger value of both) or "
                         "auto (each search probes both on its first 128 states, then keeps the stronger); default: "
                         "auto for a PDDL pair on one thread, otherwise the planner's own (on)")
+    s.add_argument("--lmcut-ties", default=None, choices=LMCUT_TIES,
+                   help="LM-cut's pcf among equal maxima: highest, stable, max (the larger value of both) or auto "
+                        "(each search probes both on its first 128 states, then keeps the stronger); default: the "
+                        "planner's own (highest)")
     s.add_argument("--translate", default=None, choices=("fdr", "strips"),
                    help="PDDL: the task's form, fdr (finite-domain variables from mutex groups, pruned; the default) "
                         "or strips (one bool fact per atom)")
@@ -427,6 +438,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
             options["pruning"] = args.pruning
     if getattr(args, "lmcut_zone_ties", None) is not None:
         options["lmcut_zone_ties"] = LMCUT_ZONE_NAMES[args.lmcut_zone_ties]
+    if getattr(args, "lmcut_ties", None) is not None:
+        options["lmcut_ties"] = args.lmcut_ties
     if args.planner != "reference":
         options["device"] = args.device
     planner = make_planner(name, tables, **options)

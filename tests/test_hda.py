@@ -248,6 +248,8 @@ def test_bad_options_are_refused_by_name():
         HdaPlanner(domain, workers=2, shared_stop=1, device=DEVICE)
     with pytest.raises(ValueError, match='lmcut_zone_ties="auto" is an option of the one-worker A'):
         HdaPlanner(domain, workers=2, heuristic="lmcut", lmcut_zone_ties="auto", device=DEVICE)
+    with pytest.raises(ValueError, match='lmcut_ties="auto" is an option of the one-worker A'):
+        HdaPlanner(domain, workers=2, heuristic="lmcut", lmcut_ties="auto", device=DEVICE)
 
 
 def test_one_task_planner_maps_threads():

@@ -429,6 +429,33 @@ def test_pddl_commands_default_to_the_zone_probe(monkeypatch, capsys, tmp_path):
     assert 'lmcut_zone_ties="auto" is an option of the one-worker A*' in capsys.readouterr().err
 
 
+def test_solve_passes_lmcut_ties(monkeypatch, capsys):
+    """`goap solve --lmcut-ties` reaches the planner on a PDDL pair (no option: the planner's own rule); "auto"
+    with ``--threads 2`` is refused by name, and an unknown rule by argparse."""
+    import goap.planners as planners
+    from goap.cli import main
+
+    seen: list = []
+    real = planners.make_planner
+
+    def spy(name, domain, **options):
+        seen.append((name, options.get("lmcut_ties", "unset")))
+        return real(name, domain, **options)
+
+    monkeypatch.setattr(planners, "make_planner", spy)
+    blocks = [str(PDDL_DIR / "blocks" / "domain.pddl"), str(PDDL_DIR / "blocks" / "task04.pddl"), "--device", "cpu"]
+    for extra in ([], ["--lmcut-ties", "stable"], ["--lmcut-ties", "auto"], ["--lmcut-ties", "max", "--threads", "2"]):
+        assert main(["solve", *blocks, *extra]) == 0
+    assert seen == [("warp", "unset"), ("warp", "stable"), ("warp", "auto"), ("warp-hda", "max")]
+    capsys.readouterr()
+    assert main(["solve", *blocks, "--threads", "2", "--lmcut-ties", "auto"]) == 1
+    assert 'lmcut_ties="auto" is an option of the one-worker A*' in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["solve", *blocks, "--lmcut-ties", "lowest"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'lowest'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("old", "new"), [("hmax2", "hmax_depth2"), ("hmax1", "hmax_depth1")])
 def test_old_heuristic_names_still_work_and_warn(old, new):
     """The names of the last release are deprecated aliases: accepted with a DeprecationWarning naming the new

@@ -269,13 +269,13 @@ def test_same_optimal_cost_as_strips(name):
         assert costs[1] == optimum
 
 
-def _both_planners(task, **options) -> list[tuple]:
-    """(status, cost, expanded, plan) of the reference and the Warp planner (one CPU search) with LM-cut and
-    ``options`` on ``task``'s own goal."""
+def _both_planners(task, planners: tuple = ("reference", "warp"), **options) -> list[tuple]:
+    """(status, cost, expanded, plan) of the reference and the Warp planner (one CPU search), or of ``planners``,
+    with LM-cut and ``options`` on ``task``'s own goal."""
     from goap.planners import make_planner
 
     out = []
-    for planner in ("reference", "warp"):
+    for planner in planners:
         extra = {"device": "cpu", "chunk_size": 1} if planner == "warp" else {}
         p = make_planner(planner, task.domain, heuristic="lmcut", max_nodes=50_000, **options, **extra)
         b = p.plan(p.tables.pack(task.state)[None], np.array([task.goal], dtype=np.int32))
@@ -283,7 +283,7 @@ def _both_planners(task, **options) -> list[tuple]:
     return out
 
 
-@pytest.mark.parametrize("ties", ["highest", "stable", "max"])
+@pytest.mark.parametrize("ties", ["highest", "stable", "max", "auto"])
 @pytest.mark.parametrize("name", ["blocks/task04", "gripper/task01", "logistics/task02", "miconic/task03",
                                   "depot/task01"])
 def test_reference_and_warp_agree_node_for_node(name, ties):
@@ -384,11 +384,11 @@ ELEVATORS = Path(__file__).resolve().parent / "fixtures" / "pddl" / "elevators"
 
 @pytest.mark.parametrize(("name", "winner"), [("elevators", False), ("parcprinter", True)])
 def test_lmcut_zone_auto_probes_then_keeps_the_winner(name, winner):
-    """``lmcut_zone_ties="auto"`` in the reference, along a seeded walk: on its first LMCUT_ZONE_PROBE states of
+    """``lmcut_zone_ties="auto"`` in the reference, along a seeded walk: on its first LMCUT_PROBE states of
     finite value the larger of LM-cut with and without the goal-zone rule, then the value of the rule that was the
     larger more often, counted here. Elevators p01 favours LM-cut without the rule, parcprinter p07 with it (an
     "auto" that kept the default, or always took the max, fails one of them)."""
-    from goap.planners.base import LMCUT_ZONE_PROBE
+    from goap.planners.base import LMCUT_PROBE
     from goap.planners.reference import ReferencePlanner
 
     task = load_pddl(ELEVATORS / "domain.pddl", ELEVATORS / "p01.pddl") if name == "elevators" else _parcprinter("p07")
@@ -406,7 +406,7 @@ def test_lmcut_zone_auto_probes_then_keeps_the_winner(name, winner):
             assert math.isinf(off) and math.isinf(auto)
             state = start  # a dead end: the walk starts over
             continue
-        if probed < LMCUT_ZONE_PROBE:
+        if probed < LMCUT_PROBE:
             assert auto == max(on, off)
             probed += 1
             score += (on > off) - (on < off)
@@ -416,6 +416,86 @@ def test_lmcut_zone_auto_probes_then_keeps_the_winner(name, winner):
         usable = [a for a in domain.actions if domain.is_applicable(state, a)]
         state = domain.apply(state, usable[int(rng.integers(len(usable)))]) if usable else start
     assert (score >= 0) == winner
+
+
+def _walk_probe(task, seed: int, zone_auto: bool, ties_auto: bool, after_probe: int = 10) -> tuple[int, int]:
+    """The reference's LM-cut with ``lmcut_zone_ties`` and / or ``lmcut_ties`` "auto" along a seeded walk from
+    ``task``'s initial state, against planners that fix both options: on the first LMCUT_PROBE states of finite
+    value the largest value over the "auto" options (the other at its default), then the value of the options
+    that won their votes (counted here from the fixed planners' values); the zone rule's and "highest"'s scores."""
+    from goap.planners.base import LMCUT_PROBE
+    from goap.planners.reference import ReferencePlanner
+
+    domain = task.domain
+    zones = (True, False) if zone_auto else (True,)
+    ties = ("highest", "stable") if ties_auto else ("highest",)
+    fixed = {(z, r): ReferencePlanner(domain, heuristic="lmcut", lmcut_zone_ties=z, lmcut_ties=r)
+             for z in zones for r in ties}
+    auto = ReferencePlanner(domain, heuristic="lmcut", lmcut_zone_ties="auto" if zone_auto else True,
+                            lmcut_ties="auto" if ties_auto else "highest")
+    costs = [float(x) for x in auto.tables.cost]
+    goal = domain.goals[task.goal]
+    h = {k: p.heuristic_function(goal, costs, [True] * len(costs)) for k, p in fixed.items()}
+    h_auto = auto.heuristic_function(goal, costs, [True] * len(costs))
+    rng = np.random.default_rng(seed)
+    start = tuple(int(v) for v in task.state)
+    state, probed, zone_score, ties_score, after = start, 0, 0, 0, 0
+    while after < after_probe:
+        values = {k: f(state) for k, f in h.items()}
+        value = h_auto(state)
+        if any(math.isinf(v) for v in values.values()):
+            assert all(math.isinf(v) for v in values.values()) and math.isinf(value)
+            state = start  # a dead end: the walk starts over
+            continue
+        if probed < LMCUT_PROBE:
+            assert value == max(values.values())
+            probed += 1
+            if zone_auto:
+                on = max(v for (z, _), v in values.items() if z)
+                off = max(v for (z, _), v in values.items() if not z)
+                zone_score += (on > off) - (on < off)
+            if ties_auto:
+                high = max(v for (_, r), v in values.items() if r == "highest")
+                stable = max(v for (_, r), v in values.items() if r == "stable")
+                ties_score += (high > stable) - (high < stable)
+        else:
+            assert value == values[(zone_score >= 0, "highest" if ties_score >= 0 else "stable")]
+            after += 1
+        usable = [a for a in domain.actions if domain.is_applicable(state, a)]
+        state = domain.apply(state, usable[int(rng.integers(len(usable)))]) if usable else start
+    return zone_score, ties_score
+
+
+@pytest.mark.parametrize(("name", "seed", "highest_wins"), [("depot/task02", 1, True), ("elevators/task03", 3, False)])
+def test_lmcut_ties_auto_probes_then_keeps_the_winner(name, seed, highest_wins):
+    """``lmcut_ties="auto"`` in the reference along a seeded walk: the larger of the "highest" and "stable" rules'
+    values while it probes, then the winner's. The depot walk favours "highest", the elevators walk "stable" (an
+    "auto" that kept the default, or always took the max, fails one of them)."""
+    _, score = _walk_probe(load_pddl(*TASKS[name]), seed, zone_auto=False, ties_auto=True)
+    assert (score >= 0) == highest_wins and score != 0
+
+
+def test_lmcut_zone_and_ties_auto_vote_apart():
+    """Both options "auto" on elevators p01: the probe takes the largest of the four values, and each option's
+    vote compares its settings' best values over the other's; the zone rule loses there, as it does alone."""
+    task = load_pddl(ELEVATORS / "domain.pddl", ELEVATORS / "p01.pddl")
+    zone_score, _ = _walk_probe(task, 1, zone_auto=True, ties_auto=True)
+    assert zone_score < 0
+
+
+@pytest.mark.parametrize(("name", "zone"), [("depot/task02", True), ("elevators/p01", "auto")])
+def test_lmcut_ties_auto_node_for_node(name, zone):
+    """``lmcut_ties="auto"`` (with the zone rule on, and with it "auto" too: the four-value probe): the reference
+    and the Warp planner alike, state for state, at the optimal cost of either fixed rule, with other expansions
+    than both (the probe's larger values and its choice change the search)."""
+    task = (load_pddl(ELEVATORS / "domain.pddl", ELEVATORS / "p01.pddl") if name == "elevators/p01"
+            else load_pddl(*TASKS[name]))
+    auto = _both_planners(task, lmcut_ties="auto", lmcut_zone_ties=zone)
+    assert auto[0] == auto[1] and auto[0][0] == 0
+    for ties in ("highest", "stable"):
+        fixed = _both_planners(task, ("warp",), lmcut_ties=ties, lmcut_zone_ties=zone)[0]
+        assert fixed[:2] == auto[0][:2]
+        assert fixed[2] != auto[0][2]
 
 
 def test_lmcut_zone_auto_node_for_node_past_the_probe():

@@ -9,7 +9,7 @@ import pytest
 
 from goap import DomainBuilder, Status
 from goap.bench.random_domains import random_domain, random_problems
-from goap.planners.base import LMCUT_ZONE_PROBE, MAX_COST, PlanBatch
+from goap.planners.base import LMCUT_PROBE, MAX_COST, PlanBatch
 from goap.planners.reference import ReferencePlanner
 from goap.planners.warp_astar import WarpAStarPlanner
 from tests.conftest import brute_force_cost
@@ -324,12 +324,14 @@ def test_a_dead_end_the_truncated_heuristics_miss_is_proved_after_a_few_expansio
     assert_batches_equal(deferred, ref.plan(states, goals, out=again))
 
 
-def test_kept_searches_resume_the_zone_probe_where_it_stopped():
-    """``lmcut_zone_ties="auto"`` with searches kept across pools: elevators p01 (zero-cost actions, where the
-    goal-zone rule changes LM-cut's values) from a few states of a seeded walk, pools of 16 nodes growing 4x. Kept
-    searches continue mid-probe (a 64-node pool fills before the probe's 128 states) and past it (a 256-node pool);
-    each must resume the probe's count and score with the rest of its search, so that its expansions and plan are
-    those of a planner that keeps nothing (each level starts over) and of one pool large enough from the start."""
+@pytest.mark.parametrize("ties", ["highest", "auto"])
+def test_kept_searches_resume_the_zone_probe_where_it_stopped(ties):
+    """``lmcut_zone_ties="auto"`` (and ``lmcut_ties`` "auto" too) with searches kept across pools: elevators p01
+    (zero-cost actions, where the goal-zone rule changes LM-cut's values) from a few states of a seeded walk, pools
+    of 16 nodes growing 4x. Kept searches continue mid-probe (a 64-node pool fills before the probe's 128 states)
+    and past it (a 256-node pool); each must resume the probe's count and scores with the rest of its search, so
+    that its expansions and plan are those of a planner that keeps nothing (each level starts over) and of one pool
+    large enough from the start."""
     from pathlib import Path
 
     from goap.pddl import load_pddl
@@ -345,9 +347,9 @@ def test_kept_searches_resume_the_zone_probe_where_it_stopped():
         state = domain.apply(state, usable[int(rng.integers(len(usable)))])
         starts.append(state)
 
-    def planner(zone, carry_room: int | None = None, max_nodes: int = 16) -> WarpAStarPlanner:
+    def planner(zone, carry_room: int | None = None, max_nodes: int = 16, rule: str = ties) -> WarpAStarPlanner:
         p = WarpAStarPlanner(domain, max_nodes=max_nodes, growth=4, node_ceiling=16384, heuristic="lmcut",
-                             lmcut_zone_ties=zone, device=DEVICE)
+                             lmcut_zone_ties=zone, lmcut_ties=rule, device=DEVICE)
         if carry_room is not None:
             p._carry_room = carry_room
         return p
@@ -357,15 +359,18 @@ def test_kept_searches_resume_the_zone_probe_where_it_stopped():
     goals = np.full(len(starts), task.goal, dtype=np.int32)
     kept_batch = keeps.plan(states, goals)
     kept = keeps._taken.numpy().reshape(keeps.n_levels, -1).sum(axis=1)  # slots taken per level, all lanes
-    assert keeps.pools[1] < LMCUT_ZONE_PROBE < keeps.pools[2] and kept[1] > 0 and kept[2] > 0
+    assert keeps.pools[1] < LMCUT_PROBE < keeps.pools[2] and kept[1] > 0 and kept[2] > 0
     assert_batches_equal(kept_batch, none.plan(states, goals))
     assert none._taken.numpy().sum() == 0
     a, b = kept_batch.numpy(), whole.plan(states, goals).numpy()
     assert (a.status == Status.OK).all() and (a.level >= 3).all()
     for name in ("status", "cost", "length", "expanded", "actions"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
-    # The probe decides something here: its searches expand other numbers of states than either rule alone.
-    for zone in (True, False):
-        other = planner(zone).plan(states, goals).numpy()
+    # The probe decides something here: its searches expand other numbers of states than either rule alone (the
+    # zone's, or with both "auto" the tie rule's).
+    others = [planner(zone) for zone in (True, False)] if ties == "highest" else \
+        [planner("auto", rule=rule) for rule in ("highest", "stable")]
+    for p in others:
+        other = p.plan(states, goals).numpy()
         np.testing.assert_array_equal(other.cost, a.cost)
         assert (other.expanded != a.expanded).any()

@@ -85,7 +85,7 @@ def test_lmcut_tie_rules_match_reference(seed, n_facts, ties):
     assert Status.OK in set(r.status.tolist())
 
 
-@pytest.mark.parametrize("ties", ["highest", "stable", "max"])
+@pytest.mark.parametrize("ties", ["highest", "stable", "max", "auto"])
 @pytest.mark.parametrize(("seed", "n_facts"), [(19, 24), (20, 70)])
 def test_lmcut_zone_rule_matches_reference(seed, n_facts, ties):
     """LM-cut's goal-zone tie rule, on, off and the larger of both ("max"), node for node with the reference where
@@ -116,8 +116,12 @@ def test_lmcut_zone_ties_must_be_a_boolean_or_max():
     with pytest.raises(ValueError, match="lmcut_zone_ties"):
         ReferencePlanner(small_domain(), heuristic="lmcut", lmcut_zone_ties=1)
     for planner in (WarpAStarPlanner, ReferencePlanner):  # "auto" compares LM-cut's values: LM-cut only
-        with pytest.raises(ValueError, match='needs heuristic="lmcut"'):
+        with pytest.raises(ValueError, match='lmcut_zone_ties="auto" needs heuristic="lmcut"'):
             planner(small_domain(), heuristic="max_lmcut_pdb", lmcut_zone_ties="auto")
+        with pytest.raises(ValueError, match='lmcut_ties="auto" needs heuristic="lmcut"'):
+            planner(small_domain(), heuristic="max_lmcut_scp", lmcut_ties="auto")
+        with pytest.raises(ValueError, match="lmcut_ties must be one of highest, stable, max, auto"):
+            planner(small_domain(), heuristic="lmcut", lmcut_ties="lowest")
 
 
 @pytest.mark.parametrize("world", ["soldier", "village"])

@@ -77,7 +77,14 @@ from goap.kernels.semantics import (
     term_cost,
 )
 from goap.kernels.stubborn import Pruning, applicable_count, pruning_off, stubborn_set
-from goap.planners.base import LMCUT_ZONE_AUTO, LMCUT_ZONE_PROBE, RELAXED_CHECK_AFTER, lmcut_zone_code
+from goap.planners.base import (
+    LMCUT_PROBE,
+    LMCUT_TIES_AUTO,
+    LMCUT_ZONE_AUTO,
+    RELAXED_CHECK_AFTER,
+    lmcut_ties_code,
+    lmcut_zone_code,
+)
 
 HEUR_HMAX = wp.constant(0)
 HEUR_HMAX_DEPTH2 = wp.constant(1)
@@ -91,9 +98,10 @@ HEUR_MAX_LMCUT_SCP = wp.constant(7)
 HEURISTIC_CODES = {"hmax": 0, "hmax_depth2": 1, "hmax_depth1": 2, "lmcut": 3, "pdb": 4, "max_lmcut_pdb": 5,
                    "scp": 6, "max_lmcut_scp": 7}
 RELAXED_AFTER = wp.constant(RELAXED_CHECK_AFTER)
-ZONE_PROBE = wp.constant(LMCUT_ZONE_PROBE)
+LM_PROBE = wp.constant(LMCUT_PROBE)
 ZONE_AUTO = wp.constant(lmcut_zone_code(LMCUT_ZONE_AUTO))
-CARRY_HEAD = 11  # the columns of a kept search's head (Carry.head)
+TIES_AUTO = wp.constant(lmcut_ties_code(LMCUT_TIES_AUTO))
+CARRY_HEAD = 12  # the columns of a kept search's head (Carry.head)
 OUTSIDE = wp.constant(-2)  # cond_pos of a condition outside the goal's cone, act_left of an action outside or off
 BUCKETS = wp.constant(HMAX_BUCKETS)  # h_max's bucket queue: integral action costs below this (else the binary heap)
 BUCKETS_F = wp.constant(wp.float64(HMAX_BUCKETS))  # the same, for comparisons with costs and values
@@ -120,7 +128,8 @@ class ConditionTables:
     effect_cond: wp.array(dtype=wp.int32)
     n_conditions: int
     n_actions: int
-    lm_stable: int  # LM-cut's pcf ties (`goap.planners.base.LMCUT_TIES`): 0 highest, 1 stable, 2 the max of both
+    lm_stable: int  # LM-cut's pcf ties (`goap.planners.base.LMCUT_TIES`): 0 highest, 1 stable, 2 the max of both,
+    # 3 "auto" (each search probes both on its first states: `goap.planners.base.LMCUT_TIES_AUTO`)
     lm_zone: int  # 1: LM-cut's goal-zone tie rule (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`), 0: off, 2: both, max,
     # 3: "auto" (each search probes both on its first states: `goap.planners.base.LMCUT_ZONE_AUTO`)
 
@@ -1286,11 +1295,12 @@ def exact_cost(
 @wp.func
 def heuristic(
     sc: Scratch, t: int, r: int, dt: DomainTables, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance,
-    c_min: wp.float64, kind: int, per_agent: int, zone_code: int,
+    c_min: wp.float64, kind: int, per_agent: int, zone_code: int, ties_code: int,
 ) -> wp.float64:
     """The admissible heuristic of node row r (see `goap.planners.reference`); ``zone_code`` LM-cut's goal-zone
-    setting (`goap.planners.base.lmcut_zone_code`: 0 off, 1 on, 2 the larger of both; the A* kernel resolves
-    "auto" to one of them)."""
+    setting (`goap.planners.base.lmcut_zone_code`: 0 off, 1 on, 2 the larger of both) and ``ties_code`` its tie
+    rule (`goap.planners.base.lmcut_ties_code`: 0 highest, 1 stable, 2 the larger of both); the A* kernel resolves
+    "auto" to one of them."""
     rx = dt.relaxed
     lay = dt.layout
     at = gt.atoms
@@ -1303,16 +1313,16 @@ def heuristic(
     if unsat == 0:
         return wp.float64(0.0)
     if kind == HEUR_LMCUT:
-        # "max" (lm_stable 2, lm_zone 2): the larger of the rules' values (a dead end for one is one for all)
+        # "max" (ties_code 2, zone_code 2): the larger of the rules' values (a dead end for one is one for all)
         zone = wp.min(zone_code, 1)
-        lm = lmcut(sc, t, r, gt, g, ct, rel, wp.min(ct.lm_stable, 1), zone)
+        lm = lmcut(sc, t, r, gt, g, ct, rel, wp.min(ties_code, 1), zone)
         if is_inf(lm):
             return inf
-        if ct.lm_stable == 2:
+        if ties_code == 2:
             lm = wp.max(lm, lmcut(sc, t, r, gt, g, ct, rel, 0, zone))
         if zone_code == 2:
-            lm = wp.max(lm, lmcut(sc, t, r, gt, g, ct, rel, wp.min(ct.lm_stable, 1), 0))
-            if ct.lm_stable == 2:
+            lm = wp.max(lm, lmcut(sc, t, r, gt, g, ct, rel, wp.min(ties_code, 1), 0))
+            if ties_code == 2:
                 lm = wp.max(lm, lmcut(sc, t, r, gt, g, ct, rel, 0, 0))
         e = gt.max_achieved[g]
         return wp.max(lm, wp.float64((unsat + e - 1) // e) * c_min)
@@ -1326,38 +1336,82 @@ def heuristic(
 
 
 @wp.func
-def zone_setting(lm_zone: int, probed: int, score: int) -> int:
-    """The zone code a search uses for its next state: ``lm_zone`` itself, or under "auto" (3) the larger of both
-    (2) while fewer than ZONE_PROBE states are stored, then the rule (1) unless it lost more of them than it won."""
+def lm_auto(ct: ConditionTables) -> int:
+    """1 where LM-cut's zone or tie rule is "auto": the search probes its first LM_PROBE stored states."""
+    if ct.lm_zone == ZONE_AUTO or ct.lm_stable == TIES_AUTO:
+        return 1
+    return 0
+
+
+@wp.func
+def zone_setting(lm_zone: int, score: int) -> int:
+    """The zone code a search uses after its probe: ``lm_zone`` itself, or under "auto" (3) the rule (1) unless it
+    lost more of the probed states than it won (0)."""
     if lm_zone != ZONE_AUTO:
         return lm_zone
-    if probed < ZONE_PROBE:
-        return 2
     if score >= 0:
         return 1
     return 0
 
 
 @wp.func
-def zone_probe(
-    sc: Scratch, t: int, r: int, dt: DomainTables, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance,
-    c_min: wp.float64, per_agent: int,
-) -> wp.vec2d:
-    """LM-cut's values of node row r with the goal-zone rule and without it (both inf at a dead end)."""
-    on = heuristic(sc, t, r, dt, gt, g, ct, rel, c_min, HEUR_LMCUT, per_agent, 1)
-    if is_inf(on):
-        return wp.vec2d(on, on)
-    return wp.vec2d(on, heuristic(sc, t, r, dt, gt, g, ct, rel, c_min, HEUR_LMCUT, per_agent, 0))
+def ties_setting(lm_stable: int, score: int) -> int:
+    """The tie code a search uses after its probe: ``lm_stable`` itself, or under "auto" (3) "highest" (0) unless
+    it lost more of the probed states than "stable" (1)."""
+    if lm_stable != TIES_AUTO:
+        return lm_stable
+    if score >= 0:
+        return 0
+    return 1
 
 
 @wp.func
-def zone_vote(pair: wp.vec2d) -> int:
-    """+1 where the rule's value is the larger, -1 where it is the smaller, 0 on a tie."""
-    if pair[0] > pair[1]:
-        return 1
-    if pair[0] < pair[1]:
-        return -1
-    return 0
+def vote(a: wp.float64, b: wp.float64) -> wp.float64:
+    """+1 where a is the larger, -1 where it is the smaller, 0 on a tie."""
+    if a > b:
+        return wp.float64(1.0)
+    if a < b:
+        return wp.float64(-1.0)
+    return wp.float64(0.0)
+
+
+@wp.func
+def lm_probe(
+    sc: Scratch, t: int, r: int, dt: DomainTables, gt: GoalTables, g: int, ct: ConditionTables, rel: Relevance,
+    c_min: wp.float64, per_agent: int,
+) -> wp.vec3d:
+    """LM-cut of node row r while a search probes (`lm_auto`): the largest value over the settings that are "auto"
+    (each with the other option as set), the zone rule's vote (+1 it gave the larger value, -1 the smaller, 0 a tie
+    or not "auto") and "highest"'s vote against "stable". inf and no votes at a dead end."""
+    z_auto = ct.lm_zone == ZONE_AUTO
+    t_auto = ct.lm_stable == TIES_AUTO
+    z1 = ct.lm_zone
+    if z_auto:
+        z1 = 1
+    t1 = ct.lm_stable
+    if t_auto:
+        t1 = 0
+    zero = wp.float64(0.0)
+    v11 = heuristic(sc, t, r, dt, gt, g, ct, rel, c_min, HEUR_LMCUT, per_agent, z1, t1)
+    if is_inf(v11):
+        return wp.vec3d(v11, zero, zero)
+    v01 = v11  # the zone rule off, the first tie rule (v11 itself unless the zone is "auto")
+    if z_auto:
+        v01 = heuristic(sc, t, r, dt, gt, g, ct, rel, c_min, HEUR_LMCUT, per_agent, 0, t1)
+    v12 = v11  # the zone as z1, "stable" (v11 unless the ties are "auto")
+    v02 = v01
+    if t_auto:
+        v12 = heuristic(sc, t, r, dt, gt, g, ct, rel, c_min, HEUR_LMCUT, per_agent, z1, 1)
+        v02 = v12
+        if z_auto:
+            v02 = heuristic(sc, t, r, dt, gt, g, ct, rel, c_min, HEUR_LMCUT, per_agent, 0, 1)
+    z_vote = zero
+    t_vote = zero
+    if z_auto:
+        z_vote = vote(wp.max(v11, v12), wp.max(v01, v02))
+    if t_auto:
+        t_vote = vote(wp.max(v11, v01), wp.max(v12, v02))
+    return wp.vec3d(wp.max(wp.max(v11, v01), wp.max(v12, v02)), z_vote, t_vote)
 
 
 @wp.func
@@ -1372,7 +1426,8 @@ def max_lmcut_pdb(
                        pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min, summed)
     if is_inf(hp):
         return hp
-    return wp.max(hp, heuristic(sc, t, r, dt, gt, g, ct, rel, c_min, HEUR_LMCUT, per_agent, ct.lm_zone))
+    return wp.max(hp, heuristic(sc, t, r, dt, gt, g, ct, rel, c_min, HEUR_LMCUT, per_agent, ct.lm_zone,
+                                ct.lm_stable))
 
 
 @functools.cache
@@ -1533,7 +1588,8 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
             if s.heuristic == HEUR_SCP or s.heuristic == HEUR_MAX_LMCUT_SCP:
                 summed = 1
             h0 = wp.float64(0.0)
-            z_vote = int(0)  # "auto": the vote of the state just evaluated (zone_vote), counted once it is stored
+            z_vote = int(0)  # "auto": the votes of the state just evaluated (lm_probe), counted once it is stored
+            t_vote = int(0)
             if s.heuristic == HEUR_PDB or s.heuristic == HEUR_SCP:
                 h0 = pdb_heuristic(sc.node_state, base, gt.atoms, gt.max_achieved, lay.word, lay.shift, lay.mask,
                                    pt.goal_start, pt.pattern_rows, pt.fact_rows, pt.dist, g, factor, c_min, summed)
@@ -1546,12 +1602,14 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                     gt.achiever_action, gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k, lay.word,
                     lay.shift, lay.mask, ct.default_pre_cost, g, c_min, s.heuristic, per_agent)
             elif cont < 0:
-                if ct.lm_zone == ZONE_AUTO and s.heuristic == HEUR_LMCUT:  # the first state probed
-                    pair = zone_probe(sc, t, base, dt, gt, g, ct, rel, c_min, per_agent)
-                    h0 = wp.max(pair[0], pair[1])
-                    z_vote = zone_vote(pair)
+                if lm_auto(ct) == 1 and s.heuristic == HEUR_LMCUT:  # the first state probed
+                    probe = lm_probe(sc, t, base, dt, gt, g, ct, rel, c_min, per_agent)
+                    h0 = probe[0]
+                    z_vote = int(probe[1])
+                    t_vote = int(probe[2])
                 else:
-                    h0 = heuristic(sc, t, base, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent, ct.lm_zone)
+                    h0 = heuristic(sc, t, base, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent, ct.lm_zone,
+                                   ct.lm_stable)
             heap_size = int(1)
             count = int(1)
             expanded = int(0)
@@ -1562,8 +1620,11 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
             prune_after = int(0)
             f_top = wp.float64(-wp.inf)  # the largest f = g + h popped, and the expansions made before its first pop
             jump = int(0)
-            z_probed = int(0)  # lmcut_zone_ties="auto": states stored while probing, the rule's wins less its losses
+            # "auto" (lm_auto): the states stored while probing, the zone rule's wins less its losses, "highest"'s
+            # wins less its losses against "stable"
+            z_probed = int(0)
             z_score = int(0)
+            t_score = int(0)
             if cont >= 0:
                 # The search this row began in the previous level's pool, continued where it stopped: its nodes,
                 # open list and counters as they were, the hash table rebuilt. Up to here it is the search a fresh
@@ -1579,6 +1640,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                 jump = resume.head[cont, 8]
                 z_probed = resume.head[cont, 9]
                 z_score = resume.head[cont, 10]
+                t_score = resume.head[cont, 11]
                 f_top = resume.top[cont]
                 for n in range(count):
                     for w in range(W):
@@ -1600,9 +1662,10 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                         continue
                 sc.node_g[t, 0] = wp.float64(0.0)
                 sc.node_h[t, 0] = h0
-                if ct.lm_zone == ZONE_AUTO:
+                if lm_auto(ct) == 1:
                     z_probed = 1
                     z_score = z_vote
+                    t_score = t_vote
                 sc.node_parent[t, 0] = -1
                 sc.table[t, find_slot(sc.node_state, sc.table, t, base, base, s.hash_mask)] = 0
                 sc.heap[t, 0] = 0
@@ -1731,14 +1794,15 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                                 gt.achiever_action, gt.max_achieved, rx.pre_start, rx.pre_fact, rx.pre_op, rx.pre_k,
                                 lay.word, lay.shift, lay.mask, ct.default_pre_cost, g, c_min, s.heuristic, per_agent)
                         else:
-                            zc = zone_setting(ct.lm_zone, z_probed, z_score)
-                            if zc == 2 and ct.lm_zone == ZONE_AUTO and s.heuristic == HEUR_LMCUT:
-                                pair = zone_probe(sc, t, spare, dt, gt, g, ct, rel, c_min, per_agent)
-                                h_child = wp.max(pair[0], pair[1])
-                                z_vote = zone_vote(pair)
+                            if lm_auto(ct) == 1 and z_probed < LM_PROBE and s.heuristic == HEUR_LMCUT:
+                                probe = lm_probe(sc, t, spare, dt, gt, g, ct, rel, c_min, per_agent)
+                                h_child = probe[0]
+                                z_vote = int(probe[1])
+                                t_vote = int(probe[2])
                             else:
                                 h_child = heuristic(sc, t, spare, dt, gt, g, ct, rel, c_min, s.heuristic, per_agent,
-                                                    zc)
+                                                    zone_setting(ct.lm_zone, z_score),
+                                                    ties_setting(ct.lm_stable, t_score))
                         if is_inf(h_child):
                             continue
                         if count >= M:
@@ -1748,9 +1812,10 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                             break
                         known = count
                         count += 1
-                        if ct.lm_zone == ZONE_AUTO and z_probed < ZONE_PROBE:
+                        if lm_auto(ct) == 1 and z_probed < LM_PROBE:
                             z_probed += 1
                             z_score += z_vote
+                            t_score += t_vote
                         for w in range(W):
                             sc.node_state[base + known, w] = sc.node_state[spare, w]
                         sc.table[t, slot] = known
@@ -1847,6 +1912,7 @@ def astar_kernel(n_words: int, terms: bool = False, typed: bool = False, pruning
                             keep.head[k, 8] = jump
                             keep.head[k, 9] = z_probed
                             keep.head[k, 10] = z_score
+                            keep.head[k, 11] = t_score
                             keep.top[k] = f_top
                             for n in range(count):
                                 for w in range(W):

@@ -280,7 +280,7 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
             if not relaxed_reachable(sc, t, base, row, q, dt, gt, g):
                 wk.ctl[CTL_VERDICT] = DEAD
                 return
-        h0 = heuristic(sc, t, base, dt, gt, g, ct, rel, c_min, op.heuristic, per_agent, ct.lm_zone)
+        h0 = heuristic(sc, t, base, dt, gt, g, ct, rel, c_min, op.heuristic, per_agent, ct.lm_zone, ct.lm_stable)
         if is_inf(h0):
             wk.ctl[CTL_VERDICT] = DEAD
             return
@@ -381,7 +381,8 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
                             h = h_low
                             deferred = wp.int8(1)
                         else:
-                            h = heuristic(sc, t, spare, dt, gt, g, ct, rel, c_min, op.heuristic, per_agent, ct.lm_zone)
+                            h = heuristic(sc, t, spare, dt, gt, g, ct, rel, c_min, op.heuristic, per_agent,
+                                          ct.lm_zone, ct.lm_stable)
                         if is_inf(h) or g_child + h >= bound:
                             continue
                     nn = wk.count[t * PAD]
@@ -446,7 +447,8 @@ def hda_kernel(n_words: int, terms: bool = False, typed: bool = False) -> wp.Ker
                     wk.lazy[t, node] = wp.int8(0)
                     work += 1
                     h_low = sc.node_h[t, node]
-                    h = heuristic(sc, t, base + node, dt, gt, g, ct, rel, c_min, op.heuristic, per_agent, ct.lm_zone)
+                    h = heuristic(sc, t, base + node, dt, gt, g, ct, rel, c_min, op.heuristic, per_agent,
+                                  ct.lm_zone, ct.lm_stable)
                     sc.node_h[t, node] = h
                     if is_inf(h) or sc.node_g[t, node] + h >= wp.min(wk.bound[0], wk.goal_cost[t * PAD]):
                         continue

@@ -151,6 +151,8 @@ def solve(args: argparse.Namespace) -> int:
     zone = LMCUT_ZONE_NAMES[zone] if zone is not None else pddl_lmcut_zone_ties(planner_name, options["heuristic"])
     if zone is not None:
         options["lmcut_zone_ties"] = zone
+    if getattr(args, "lmcut_ties", None) is not None:
+        options["lmcut_ties"] = args.lmcut_ties
     if planner_name == "warp-hda" and options.pop("pruning") != "none":
         raise ValueError("--pruning stubborn with --threads > 1: the HDA* planner prunes nothing; use one thread")
     if args.planner != "reference":

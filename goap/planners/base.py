@@ -227,8 +227,16 @@ DEPRECATED_HEURISTICS = ("hmax2", "hmax1")
 #: previous round's pcf while it is still a maximum, else the first maximum in the action's precondition order (as
 #: Fast Downward's incremental h_max keeps an action's supporter until a precondition is strictly dearer). Both are
 #: admissible; which is stronger depends on the task (see `DEFAULT_LMCUT_TIES`). ``"max"`` computes LM-cut with both
-#: rules and takes the larger value (admissible, at least either's, at twice the cost per state).
-LMCUT_TIES = ("highest", "stable", "max")
+#: rules and takes the larger value (admissible, at least either's, at twice the cost per state). ``"auto"`` lets each
+#: search choose for itself (`LMCUT_TIES_AUTO`).
+LMCUT_TIES = ("highest", "stable", "max", "auto")
+#: ``lmcut_ties="auto"``: each search chooses its tie rule as ``lmcut_zone_ties="auto"`` chooses its zone rule. Its
+#: first `LMCUT_PROBE` stored states get both rules' values and keep the larger; each votes for the rule whose value
+#: was the larger (none on a tie). Every later state gets "highest" unless it lost more votes than it won, then
+#: "stable". With both "auto", the probe computes the four values (each rule with and without the zone rule) and
+#: each choice gets its own vote: a tie rule's value there is its larger over the zone settings, and a zone
+#: setting's its larger over the tie rules. LM-cut only; admissible whatever it picks.
+LMCUT_TIES_AUTO = "auto"
 #: The planners' default: "highest" on the 46 unit-cost IPC tasks expands 14,496 states on depot/task03 against
 #: "stable"'s 40,471; "stable" lifts LM-cut on costed tasks (parcprinter p07 at the initial state: 739,085 -> 1,377,123
 #: of an optimal 1,383,121). See docs/measured.md.
@@ -247,7 +255,7 @@ DEFAULT_LMCUT_ZONE_TIES = True
 #: at twice the cost per state; with ``lmcut_ties="max"`` four times). The rule is the stronger choice on
 #: parcprinter, the weaker on elevators (p05: 84,466 expansions with it, 33,987 without; docs/measured.md).
 LMCUT_ZONE_MAX = "max"
-#: ``lmcut_zone_ties="auto"``: each search chooses for itself. Its first `LMCUT_ZONE_PROBE` stored states (the
+#: ``lmcut_zone_ties="auto"``: each search chooses for itself. Its first `LMCUT_PROBE` stored states (the
 #: initial one first) get both values and keep the larger, as "max"; each votes for the rule whose value was the
 #: larger (none on a tie). Every later state gets the rule unless it lost more votes than it won, then LM-cut
 #: without it: one LM-cut per state, as with either rule alone. Admissible whatever it picks; the reference and the
@@ -255,7 +263,7 @@ LMCUT_ZONE_MAX = "max"
 LMCUT_ZONE_AUTO = "auto"
 #: States a search probes under "auto": few enough to cost nothing on a large search (twice the LM-cut on them),
 #: enough to see past the initial state (elevators p03 and p07 favour the rule there and lose with it later).
-LMCUT_ZONE_PROBE = 128
+LMCUT_PROBE = 128
 #: The goal-zone rule of the PDDL commands (`goap solve` on a PDDL pair, `goap bench --suite pddl`) with LM-cut:
 #: "auto". On the 46 IPC tasks it expands no more states than Fast Downward's ``astar(lmcut())`` on 43 (the rule
 #: alone: 41) in the same time; on the seven pddl-more domains with zero-cost actions it solves as many tasks in
@@ -304,8 +312,17 @@ def lmcut_zone_code(value: Any) -> int:
 
 
 def lmcut_ties_code(lmcut_ties: str) -> int:
-    """The kernel's code of a tie rule (`ConditionTables.lm_stable`): its index in `LMCUT_TIES`."""
+    """The kernel's code of a tie rule (`ConditionTables.lm_stable`): its index in `LMCUT_TIES` (0 "highest",
+    1 "stable", 2 the larger of both, 3 "auto")."""
     return LMCUT_TIES.index(check_lmcut_ties(lmcut_ties))
+
+
+def check_lmcut_ties_heuristic(lmcut_ties: str, heuristic: str) -> str:
+    """`check_lmcut_ties`, and "auto" only with ``heuristic="lmcut"`` (its probe compares LM-cut's values)."""
+    checked = check_lmcut_ties(lmcut_ties)
+    if checked == LMCUT_TIES_AUTO and heuristic != "lmcut":
+        raise ValueError(f"lmcut_ties=\"auto\" needs heuristic=\"lmcut\", got heuristic={heuristic!r}")
+    return checked
 
 
 def check_lmcut_ties(lmcut_ties: str) -> str:
@@ -528,7 +545,8 @@ class ConditionTables:
     pre_of_action: np.ndarray  # int32[...]
     effect_start: np.ndarray  # int32[A + 1]
     effect_cond: np.ndarray  # int32[...]
-    #: LM-cut's pcf ties (`LMCUT_TIES`): 0 "highest", 1 "stable", 2 "max"; a planner option, set on the device copy.
+    #: LM-cut's pcf ties (`LMCUT_TIES`): 0 "highest", 1 "stable", 2 "max", 3 "auto"; a planner option, set on the
+    #: device copy.
     lm_stable: int = 0
     #: 1: LM-cut's goal-zone tie rule (`DEFAULT_LMCUT_ZONE_TIES`), 0: off; a planner option, set on the device copy.
     lm_zone: int = 1

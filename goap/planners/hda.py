@@ -43,6 +43,7 @@ from goap.planners.base import (
     DEFAULT_MAX_PLAN_LENGTH,
     DEFAULT_MAX_SCRATCH_BYTES,
     DEFAULT_NODE_CEILING,
+    LMCUT_TIES_AUTO,
     LMCUT_ZONE_AUTO,
     PlanBatch,
     check_inputs,
@@ -109,7 +110,7 @@ class HdaPlanner:
         max_scratch_bytes: hard cap on the search's memory: pools, heuristic rows and message boxes (4 GiB).
         heuristic: one of `HDA_HEURISTICS` (admissible: optimal plans).
         lmcut_ties: LM-cut's pcf among equal maxima: "highest" (default), "stable", or "max" of the two values
-            (`goap.planners.base.LMCUT_TIES`).
+            (`goap.planners.base.LMCUT_TIES`; "auto" is refused, as below).
         lmcut_zone_ties: LM-cut's goal-zone tie rule for zero-cost actions' pcfs, on by default
             (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`); ``"max"``: the larger of LM-cut with and without it
             (``"auto"`` is refused: the probe of `goap.planners.base.LMCUT_ZONE_AUTO` is per search, one worker).
@@ -152,6 +153,9 @@ class HdaPlanner:
         heuristic = heuristic_name(heuristic)
         self.lmcut_ties = check_lmcut_ties(lmcut_ties)
         self.lmcut_zone_ties = check_lmcut_zone_ties(lmcut_zone_ties)
+        if self.lmcut_ties == LMCUT_TIES_AUTO:
+            raise ValueError('lmcut_ties="auto" is an option of the one-worker A* (threads=1); hash-distributed '
+                             'A* takes "highest", "stable" or "max"')
         if self.lmcut_zone_ties == LMCUT_ZONE_AUTO:
             raise ValueError('lmcut_zone_ties="auto" is an option of the one-worker A* (threads=1); hash-distributed '
                              'A* takes true, false or "max"')

@@ -30,7 +30,9 @@ The search, which the Warp planner follows step for step:
     queue, ordered by value then id, reaches last when costs are positive, as Fast Downward's h_max supporter) give the
     initial values of Fast Downward's lmcut on the IPC tasks measured (depot/task03: 17; the lowest id gives 14); the
     stable rule gives higher values on costed tasks (parcprinter, barman) and lower ones on some unit-cost tasks
-    (docs/measured.md); ``lmcut_ties="max"`` computes both and takes the larger. With ``lmcut_zone_ties`` (the
+    (docs/measured.md); ``lmcut_ties="max"`` computes both and takes the larger, ``"auto"`` both on the search's
+    first stored states, then the rule that gave the larger values more often (`goap.planners.base.LMCUT_TIES_AUTO`).
+    With ``lmcut_zone_ties`` (the
     default), as the zone is marked a zero-cost achiever's pcf becomes the first of its maximal preconditions that is
     in the zone or has no zero-rc achiever, and the goal's pcf the first condition of U at the max without one,
     zone conditions taken first in, first out (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`);
@@ -100,9 +102,10 @@ from goap.planners.base import (
     DEFAULT_MAX_NODES,
     DEFAULT_MAX_PLAN_LENGTH,
     DEFAULT_NODE_CEILING,
+    LMCUT_PROBE,
+    LMCUT_TIES_AUTO,
     LMCUT_ZONE_AUTO,
     LMCUT_ZONE_MAX,
-    LMCUT_ZONE_PROBE,
     PDB_HEURISTICS,
     RELAXED_CHECK_AFTER,
     RELAXED_CHECK_HEURISTICS,
@@ -110,7 +113,7 @@ from goap.planners.base import (
     PlanBatch,
     Status,
     check_inputs,
-    check_lmcut_ties,
+    check_lmcut_ties_heuristic,
     check_lmcut_zone_heuristic,
     check_options,
     check_types,
@@ -151,7 +154,8 @@ class ReferencePlanner:
         scp_orders: with ``heuristic="scp"`` / ``"max_lmcut_scp"``, the orders of the saturated cost partitioning
             per goal, h the max over them (1..4, `goap.planners.scp`).
         lmcut_ties: LM-cut's pcf among equal maxima (with the heuristics that run LM-cut): "highest" (default),
-            "stable", or "max" of the two values (`goap.planners.base.LMCUT_TIES`).
+            "stable", "max" of the two values, or (with ``heuristic="lmcut"``) "auto": both on a search's first
+            states, then the one that won there (`goap.planners.base.LMCUT_TIES`, `LMCUT_TIES_AUTO`).
         lmcut_zone_ties: LM-cut's goal-zone tie rule for zero-cost actions' pcfs, on by default
             (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`); ``"max"``: the larger of LM-cut with and without it;
             ``"auto"``: both on the search's first states, then the one that won there (`LMCUT_ZONE_AUTO`).
@@ -192,7 +196,7 @@ class ReferencePlanner:
         self.domain = self.tables.domain
         self.pdb_states = check_pdb_states(pdb_states)
         self.scp_orders = check_scp_orders(scp_orders)
-        self.lmcut_ties = check_lmcut_ties(lmcut_ties)
+        self.lmcut_ties = check_lmcut_ties_heuristic(lmcut_ties, heuristic)
         self.lmcut_zone_ties = check_lmcut_zone_heuristic(lmcut_zone_ties, heuristic)
         if heuristic in SCP_HEURISTICS:  # the same interface (factor, value), the tables summed along orders
             self.patterns: Any = ReferencePartitions(self.domain, self.tables.min_cost, self.pdb_states,
@@ -608,10 +612,12 @@ class ReferencePlanner:
 
         rules = (True, False) if ties == "max" else (ties == "stable",)
         zones = (True, False) if zone_ties == LMCUT_ZONE_MAX else (zone_ties,)
-        auto = zone_ties == LMCUT_ZONE_AUTO
-        probe = [0, 0]  # "auto": the states stored while probing (this search's), the rule's wins less its losses
+        zone_auto, ties_auto = zone_ties == LMCUT_ZONE_AUTO, ties == LMCUT_TIES_AUTO
+        # "auto": the states stored while probing (this search's), the zone rule's wins less its losses, and
+        # "highest"'s wins less its losses against "stable"
+        probe = [0, 0, 0]
 
-        def lmcut(state: State, unsat: list[int], zones: tuple = zones) -> float:
+        def lmcut(state: State, unsat: list[int], zones: tuple = zones, rules: tuple = rules) -> float:
             """LM-cut with the planner's tie rules; "max" (of either): the largest value over the rules (a dead
             end for one is a dead end for all)."""
             best = 0.0
@@ -712,31 +718,48 @@ class ReferencePlanner:
                     rc[a] -= m
             return total
 
-        def lmcut_bound(state: State, unsat: list[int], zone: bool) -> float:
-            term = lmcut(state, unsat, (zone,))
+        def lmcut_bound(state: State, unsat: list[int], zones: tuple, rules: tuple) -> float:
+            term = lmcut(state, unsat, zones, rules)
             return term if math.isinf(term) else max(term, -(-len(unsat) // most_fixed) * c_min)
 
         def auto_heuristic(state: State) -> float:
-            """LM-cut under ``lmcut_zone_ties="auto"`` (`goap.planners.base.LMCUT_ZONE_AUTO`): both values and a
-            vote on the first LMCUT_ZONE_PROBE states this search stores (it stores every new state of finite h
-            until it ends, so those are the ones evaluated), then the rule that won."""
+            """LM-cut under ``lmcut_zone_ties="auto"`` and / or ``lmcut_ties="auto"``
+            (`goap.planners.base.LMCUT_ZONE_AUTO`, `LMCUT_TIES_AUTO`): every value over the "auto" settings and a
+            vote for each on the first LMCUT_PROBE states this search stores (it stores every new state of finite h
+            until it ends, so those are the ones evaluated), then the settings that won."""
             unsat = [j for j, c in enumerate(goal.want) if not c.holds(state[goal_facts[j]])]
-            probing = probe[0] < LMCUT_ZONE_PROBE
-            if not probing:
-                return lmcut_bound(state, unsat, probe[1] >= 0) if unsat else 0.0
-            value, vote = 0.0, 0
+            zone_options = (True, False) if zone_auto else (zones,)
+            tie_options = ((False,), (True,)) if ties_auto else (rules,)
+            if probe[0] >= LMCUT_PROBE:
+                zone = (probe[1] >= 0,) if zone_auto else zones
+                rule = (probe[2] < 0,) if ties_auto else rules
+                return lmcut_bound(state, unsat, zone, rule) if unsat else 0.0
+            votes = [0, 0]
+            value = 0.0
             if unsat:
-                on = lmcut_bound(state, unsat, True)
-                if math.isinf(on):
-                    return on
-                off = lmcut_bound(state, unsat, False)
-                value, vote = max(on, off), (on > off) - (on < off)
+                # values[z][r]: zone option z (the rule first), tie option r ("highest" first)
+                values = []
+                for zone in zone_options:
+                    values.append([])
+                    for rule in tie_options:
+                        term = lmcut_bound(state, unsat, zone if isinstance(zone, tuple) else (zone,), rule)
+                        if math.isinf(term):
+                            return term
+                        values[-1].append(term)
+                value = max(max(row) for row in values)
+                if zone_auto:
+                    on, off = max(values[0]), max(values[1])
+                    votes[0] = (on > off) - (on < off)
+                if ties_auto:
+                    high, stable = max(row[0] for row in values), max(row[1] for row in values)
+                    votes[1] = (high > stable) - (high < stable)
             probe[0] += 1
-            probe[1] += vote
+            probe[1] += votes[0]
+            probe[2] += votes[1]
             return value
 
         def heuristic(state: State) -> float:
-            if auto:
+            if zone_auto or ties_auto:
                 return auto_heuristic(state)
             if pdb is not None:  # max_lmcut_pdb / _scp: the tables first, LM-cut unless they prove a dead end
                 hp = pdb(state)

@@ -74,7 +74,7 @@ from goap.planners.base import (
     PlanBatch,
     check_capturable,
     check_inputs,
-    check_lmcut_ties,
+    check_lmcut_ties_heuristic,
     check_lmcut_zone_heuristic,
     check_options,
     check_types,
@@ -148,7 +148,8 @@ class WarpAStarPlanner:
         scp_orders: with ``heuristic="scp"`` / ``"max_lmcut_scp"``, the orders of the saturated cost partitioning
             per goal, h the max over them (1..4, `goap.planners.scp`).
         lmcut_ties: LM-cut's pcf among equal maxima (with the heuristics that run LM-cut): "highest" (default),
-            "stable", or "max" of the two values (`goap.planners.base.LMCUT_TIES`).
+            "stable", "max" of the two values, or (with ``heuristic="lmcut"``) "auto": both on a search's first
+            states, then the one that won there (`goap.planners.base.LMCUT_TIES`, `LMCUT_TIES_AUTO`).
         lmcut_zone_ties: LM-cut's goal-zone tie rule for zero-cost actions' pcfs, on by default
             (`goap.planners.base.DEFAULT_LMCUT_ZONE_TIES`); ``"max"``: the larger of LM-cut with and without it;
             ``"auto"``: both on a search's first states, then the one that won there
@@ -192,7 +193,7 @@ class WarpAStarPlanner:
         self.pruning_check_after = int(pruning_check_after)
         self.pdb_states = check_pdb_states(pdb_states)
         self.scp_orders = check_scp_orders(scp_orders)
-        self.lmcut_ties = check_lmcut_ties(lmcut_ties)
+        self.lmcut_ties = check_lmcut_ties_heuristic(lmcut_ties, heuristic)
         self.lmcut_zone_ties = check_lmcut_zone_heuristic(lmcut_zone_ties, heuristic)
         if scratch_layout not in SCRATCH_LAYOUTS:
             raise ValueError(f"scratch_layout must be one of {', '.join(SCRATCH_LAYOUTS)}, got {scratch_layout!r}")
