@@ -194,7 +194,7 @@ def test_lmcut_admissible_and_above_hmax(ties):
 
 def test_lmcut_ties_refuses_unknown_rules():
     domain = random_domain(5, 6)
-    with pytest.raises(ValueError, match="lmcut_ties must be one of highest, stable, max, got 'lowest'"):
+    with pytest.raises(ValueError, match="lmcut_ties must be one of highest, stable, max, auto, got 'lowest'"):
         ReferencePlanner(domain, heuristic="lmcut", lmcut_ties="lowest")
 
 
