@@ -116,8 +116,8 @@ def _solve_arguments(s: argparse.ArgumentParser) -> None:
                         "auto for a PDDL pair on one thread, otherwise the planner's own (on)")
     s.add_argument("--lmcut-ties", default=None, choices=LMCUT_TIES,
                    help="LM-cut's pcf among equal maxima: highest, stable, max (the larger value of both) or auto "
-                        "(each search probes both on its first 128 states, then keeps the stronger); default: the "
-                        "planner's own (highest)")
+                        "(each search probes both on its first 128 states, then keeps the stronger); default: auto "
+                        "for a PDDL pair on one thread, otherwise the planner's own (highest)")
     s.add_argument("--translate", default=None, choices=("fdr", "strips"),
                    help="PDDL: the task's form, fdr (finite-domain variables from mutex groups, pruned; the default) "
                         "or strips (one bool fact per atom)")

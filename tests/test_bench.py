@@ -56,7 +56,8 @@ def test_pddl_suite(tmp_path):
     for name in ("reference", "warp"):
         effective = meta["planner_settings"][name]
         assert effective["heuristic"] == "lmcut" and effective["max_nodes"] == 1_000_000 and effective["weight"] == 1
-        assert effective["lmcut_zone_ties"] == "auto"  # the PDDL default with LM-cut, though no option named it
+        # the PDDL defaults with LM-cut, though no option named them
+        assert (effective["lmcut_zone_ties"], effective["lmcut_ties"]) == ("auto", "auto")
     assert meta["planner_settings"]["warp"]["class"] == "goap.planners.warp_astar:WarpAStarPlanner"
     assert all(r["peak_rss_bytes"] > 1 << 20 for r in data["results"])
     assert rows[0]["plan"].startswith("(")

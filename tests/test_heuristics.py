@@ -361,97 +361,99 @@ def test_lmcut_on_ipc_tasks_matches_reference(name, fd_initial):
     assert fd_initial <= h0 <= optimal_costs(PDDL_DIR)[name]
 
 
-def test_pddl_commands_default_to_lmcut(monkeypatch, capsys, tmp_path):
+@pytest.fixture
+def made_planners(monkeypatch) -> list:
+    """The (name, options) of every planner `goap.planners.make_planner` makes while the test runs (the CLI's and
+    the bench's planners alike), the planners still made and run."""
+    import goap.planners as planners
+
+    seen: list = []
+    real = planners.make_planner
+
+    def spy(name, domain, **options):
+        seen.append((name, options))
+        return real(name, domain, **options)
+
+    monkeypatch.setattr(planners, "make_planner", spy)
+    return seen
+
+
+BLOCKS04 = [str(PDDL_DIR / "blocks" / "domain.pddl"), str(PDDL_DIR / "blocks" / "task04.pddl"), "--device", "cpu"]
+
+
+def _bench_pddl(tmp_path, *args: str) -> None:
+    """`goap bench` in process on gripper task01, or with other ``args`` (``--suite random`` ...)."""
+    from goap.bench.cli import build_parser, run
+
+    common = ["--device", "cpu", "--in-process", "--json", str(tmp_path / "b.json")]
+    pddl = [] if "--suite" in args else ["--suite", "pddl", "--tasks-dir", str(PDDL_DIR), "--domains", "gripper",
+                                         "--tasks", "01"]
+    assert run(build_parser().parse_args([*pddl, *args, *common])) == 0
+
+
+def test_pddl_commands_default_to_lmcut(made_planners, capsys, tmp_path):
     """`goap solve` on a PDDL pair and `goap bench --suite pddl` plan with PDDL_HEURISTIC unless told otherwise;
     other suites keep the planners' default."""
-    import goap.planners as planners
-    from goap.bench.cli import build_parser, run
     from goap.cli import main
     from goap.planners.base import DEFAULT_HEURISTIC, PDDL_HEURISTIC
 
     assert (PDDL_HEURISTIC, DEFAULT_HEURISTIC) == ("lmcut", "hmax_depth2")
-    seen: list = []
-    real = planners.make_planner
-
-    def spy(name, domain, **options):
-        seen.append(options.get("heuristic"))
-        return real(name, domain, **options)
-
-    monkeypatch.setattr(planners, "make_planner", spy)
-    blocks = PDDL_DIR / "blocks"
-    assert main(["solve", str(blocks / "domain.pddl"), str(blocks / "task04.pddl"), "--planner", "warp",
-                 "--device", "cpu"]) == 0
+    assert main(["solve", *BLOCKS04, "--planner", "warp"]) == 0
     capsys.readouterr()
-    common = ["--planners", "warp", "--device", "cpu", "--in-process", "--json", str(tmp_path / "b.json")]
-    pddl = ["--suite", "pddl", "--tasks-dir", str(PDDL_DIR), "--domains", "gripper", "--tasks", "01"]
-    assert run(build_parser().parse_args([*pddl, *common])) == 0
-    assert run(build_parser().parse_args([*pddl, *common, "--planner-option", "heuristic=hmax"])) == 0
-    assert run(build_parser().parse_args(["--suite", "random", "--facts", "16", "--problems", "2", *common])) == 0
-    assert seen == ["lmcut", "lmcut", "hmax", None]  # None: the planner's own default, hmax_depth2
+    _bench_pddl(tmp_path, "--planners", "warp")
+    _bench_pddl(tmp_path, "--planners", "warp", "--planner-option", "heuristic=hmax")
+    _bench_pddl(tmp_path, "--suite", "random", "--facts", "16", "--problems", "2", "--planners", "warp")
+    # None: the planner's own default, hmax_depth2
+    assert [o.get("heuristic") for _, o in made_planners] == ["lmcut", "lmcut", "hmax", None]
 
 
-def test_pddl_commands_default_to_the_zone_probe(monkeypatch, capsys, tmp_path):
-    """With LM-cut the PDDL commands search under ``lmcut_zone_ties="auto"`` unless told otherwise: `goap solve`
-    on a PDDL pair (``--lmcut-zone-ties`` names another) and `goap bench --suite pddl` (an option names another);
-    hash-distributed A* (``--threads 2``), other heuristics and other suites keep the planner's own default."""
-    import goap.planners as planners
-    from goap.bench.cli import build_parser, run
+def test_pddl_commands_default_to_the_lmcut_probes(made_planners, capsys, tmp_path):
+    """With LM-cut the PDDL commands search under ``lmcut_zone_ties="auto"`` and ``lmcut_ties="auto"`` unless told
+    otherwise: `goap solve` on a PDDL pair (``--lmcut-zone-ties`` / ``--lmcut-ties`` name others, each alone) and
+    `goap bench --suite pddl` (an option names another); hash-distributed A* (``--threads 2``), other heuristics and
+    other suites keep the planner's own defaults."""
     from goap.cli import main
-    from goap.planners.base import PDDL_LMCUT_ZONE_TIES
+    from goap.planners.base import PDDL_LMCUT_TIES, PDDL_LMCUT_ZONE_TIES
 
-    assert PDDL_LMCUT_ZONE_TIES == "auto"
-    seen: list = []
-    real = planners.make_planner
+    assert (PDDL_LMCUT_ZONE_TIES, PDDL_LMCUT_TIES) == ("auto", "auto")
 
-    def spy(name, domain, **options):
-        seen.append((name, options.get("lmcut_zone_ties", "unset")))
-        return real(name, domain, **options)
+    def settings() -> list:
+        out = [(name, o.get("lmcut_zone_ties", "unset"), o.get("lmcut_ties", "unset")) for name, o in made_planners]
+        made_planners.clear()
+        return out
 
-    monkeypatch.setattr(planners, "make_planner", spy)
-    blocks = [str(PDDL_DIR / "blocks" / "domain.pddl"), str(PDDL_DIR / "blocks" / "task04.pddl"), "--device", "cpu"]
-    for extra in ([], ["--lmcut-zone-ties", "off"], ["--lmcut-zone-ties", "on"], ["--threads", "2"],
-                  ["--heuristic", "hmax"], ["--planner", "reference"]):
-        assert main(["solve", *blocks, *extra]) == 0
+    for extra in ([], ["--lmcut-zone-ties", "off"], ["--lmcut-zone-ties", "on"], ["--lmcut-ties", "stable"],
+                  ["--threads", "2"], ["--heuristic", "hmax"], ["--planner", "reference"]):
+        assert main(["solve", *BLOCKS04, *extra]) == 0
     capsys.readouterr()
-    assert seen == [("warp", "auto"), ("warp", False), ("warp", True), ("warp-hda", "unset"), ("warp", "unset"),
-                    ("reference", "auto")]
-    seen.clear()
-    common = ["--device", "cpu", "--in-process", "--json", str(tmp_path / "b.json")]
-    pddl = ["--suite", "pddl", "--tasks-dir", str(PDDL_DIR), "--domains", "gripper", "--tasks", "01"]
-    for planner in ("warp", "warp[lmcut_zone_ties=false]", "warp[heuristic=hmax]", "warp[threads=2]"):
-        assert run(build_parser().parse_args([*pddl, "--planners", planner, *common])) == 0
-    assert run(build_parser().parse_args(["--suite", "random", "--facts", "16", "--problems", "2", "--planners",
-                                          "warp", *common])) == 0
-    assert [z for _, z in seen] == ["auto", False, "unset", "unset", "unset"]
+    assert settings() == [("warp", "auto", "auto"), ("warp", False, "auto"), ("warp", True, "auto"),
+                          ("warp", "auto", "stable"), ("warp-hda", "unset", "unset"), ("warp", "unset", "unset"),
+                          ("reference", "auto", "auto")]
+    for planner in ("warp", "warp[lmcut_zone_ties=false]", "warp[lmcut_ties=highest]", "warp[heuristic=hmax]",
+                    "warp[threads=2]"):
+        _bench_pddl(tmp_path, "--planners", planner)
+    _bench_pddl(tmp_path, "--suite", "random", "--facts", "16", "--problems", "2", "--planners", "warp")
+    assert [s[1:] for s in settings()] == [("auto", "auto"), (False, "auto"), ("auto", "highest"),
+                                           ("unset", "unset"), ("unset", "unset"), ("unset", "unset")]
     # an explicit "auto" with several threads is refused by name, not silently dropped
-    capsys.readouterr()
-    assert main(["solve", *blocks, "--threads", "2", "--lmcut-zone-ties", "auto"]) == 1
-    assert 'lmcut_zone_ties="auto" is an option of the one-worker A*' in capsys.readouterr().err
+    for option in ("--lmcut-zone-ties", "--lmcut-ties"):
+        assert main(["solve", *BLOCKS04, "--threads", "2", option, "auto"]) == 1
+        name = option[2:].replace("-", "_")
+        assert f'{name}="auto" is an option of the one-worker A*' in capsys.readouterr().err
 
 
-def test_solve_passes_lmcut_ties(monkeypatch, capsys):
-    """`goap solve --lmcut-ties` reaches the planner on a PDDL pair (no option: the planner's own rule); "auto"
-    with ``--threads 2`` is refused by name, and an unknown rule by argparse."""
-    import goap.planners as planners
+def test_solve_passes_lmcut_ties(made_planners, capsys):
+    """`goap solve --lmcut-ties` reaches the planner on a PDDL pair, HDA* included; an unknown rule is refused by
+    argparse."""
     from goap.cli import main
 
-    seen: list = []
-    real = planners.make_planner
-
-    def spy(name, domain, **options):
-        seen.append((name, options.get("lmcut_ties", "unset")))
-        return real(name, domain, **options)
-
-    monkeypatch.setattr(planners, "make_planner", spy)
-    blocks = [str(PDDL_DIR / "blocks" / "domain.pddl"), str(PDDL_DIR / "blocks" / "task04.pddl"), "--device", "cpu"]
-    for extra in ([], ["--lmcut-ties", "stable"], ["--lmcut-ties", "auto"], ["--lmcut-ties", "max", "--threads", "2"]):
-        assert main(["solve", *blocks, *extra]) == 0
-    assert seen == [("warp", "unset"), ("warp", "stable"), ("warp", "auto"), ("warp-hda", "max")]
+    for extra in (["--lmcut-ties", "stable"], ["--lmcut-ties", "highest"], ["--lmcut-ties", "max", "--threads", "2"]):
+        assert main(["solve", *BLOCKS04, *extra]) == 0
+    assert [(name, o.get("lmcut_ties")) for name, o in made_planners] == [
+        ("warp", "stable"), ("warp", "highest"), ("warp-hda", "max")]
     capsys.readouterr()
-    assert main(["solve", *blocks, "--threads", "2", "--lmcut-ties", "auto"]) == 1
-    assert 'lmcut_ties="auto" is an option of the one-worker A*' in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:
-        main(["solve", *blocks, "--lmcut-ties", "lowest"])
+        main(["solve", *BLOCKS04, "--lmcut-ties", "lowest"])
     assert exc.value.code == 2
     assert "invalid choice: 'lowest'" in capsys.readouterr().err
 

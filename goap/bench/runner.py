@@ -393,7 +393,7 @@ def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, setti
         PDDL_PRUNING,
         SCP_HEURISTICS,
         Status,
-        pddl_lmcut_zone_ties,
+        pddl_lmcut_options,
     )
 
     n = len(batch)
@@ -410,9 +410,10 @@ def _run_internal(config: PlannerConfig, batch: ProblemBatch, lifted: Any, setti
     if batch.suite == "pddl" and "pruning" not in kwargs and PDDL_PRUNING != "none" and _accepts(config.name,
                                                                                                  "pruning"):
         kwargs["pruning"] = PDDL_PRUNING
-    zone = pddl_lmcut_zone_ties(name, kwargs.get("heuristic")) if batch.suite == "pddl" else None
-    if zone is not None and "lmcut_zone_ties" not in kwargs and _accepts(name, "lmcut_zone_ties"):
-        kwargs["lmcut_zone_ties"] = zone
+    if batch.suite == "pddl":  # LM-cut's tie settings (goap.planners.base.pddl_lmcut_options), unless given
+        for key, value in pddl_lmcut_options(name, kwargs.get("heuristic")).items():
+            if key not in kwargs and _accepts(name, key):
+                kwargs[key] = value
     if not serial:
         kwargs["device"] = settings.device
         if (n < 16 or settings.solo) and "chunk_size" not in kwargs and _accepts(config.name, "chunk_size"):

@@ -131,7 +131,7 @@ def solve(args: argparse.Namespace) -> int:
 
     from goap.pddl.validate import plan_steps, step_text, validate_plan
     from goap.planners import make_planner
-    from goap.planners.base import LMCUT_ZONE_NAMES, PDDL_HEURISTIC, PDDL_PRUNING, Status, pddl_lmcut_zone_ties
+    from goap.planners.base import LMCUT_ZONE_NAMES, PDDL_HEURISTIC, PDDL_PRUNING, Status, pddl_lmcut_options
     from goap.problems import TIMEOUT, TimeUp, deadline
 
     if getattr(args, "problems", None):
@@ -147,10 +147,9 @@ def solve(args: argparse.Namespace) -> int:
                                "pruning": getattr(args, "pruning", None) or PDDL_PRUNING}
     planner_name, threaded = one_task_planner(args.planner, getattr(args, "threads", None))
     options.update(threaded)  # --threads K > 1: HDA* over K workers
-    zone = getattr(args, "lmcut_zone_ties", None)
-    zone = LMCUT_ZONE_NAMES[zone] if zone is not None else pddl_lmcut_zone_ties(planner_name, options["heuristic"])
-    if zone is not None:
-        options["lmcut_zone_ties"] = zone
+    options.update(pddl_lmcut_options(planner_name, options["heuristic"]))
+    if getattr(args, "lmcut_zone_ties", None) is not None:
+        options["lmcut_zone_ties"] = LMCUT_ZONE_NAMES[args.lmcut_zone_ties]
     if getattr(args, "lmcut_ties", None) is not None:
         options["lmcut_ties"] = args.lmcut_ties
     if planner_name == "warp-hda" and options.pop("pruning") != "none":
