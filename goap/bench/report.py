@@ -168,7 +168,7 @@ def print_expansions(comparison: list[dict[str, Any]], file: Any = None) -> None
     """`expansion_comparison` as a table."""
     header = ["planner", "against", "both solve", "<= until last f", "share", "<= in all", "median ratio"]
     table = [[c["planner"], c["against"], str(c["tasks"]), str(c["at_most_before_last_f"]),
-              f"{c['at_most_before_last_f'] / c['tasks']:.0%}", str(c["at_most_expanded"]),
+              f"{c['at_most_before_last_f'] / c['tasks']:.1%}", str(c["at_most_expanded"]),
               f"{c['median_ratio_before_last_f']:.2f}"] for c in comparison]
     print("expansions on the tasks both solve (until the last f-layer; ratio of (count + 1)):", file=file)
     print_table(header, table, file=file)
