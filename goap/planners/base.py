@@ -278,7 +278,8 @@ LMCUT_ZONE_NAMES: dict[str, bool | str] = {"on": True, "off": False, LMCUT_ZONE_
 #: The tie rule of the PDDL commands with LM-cut: "auto". Over the 158 tasks that both solved in one run (the 46 and
 #: those of `shared/pddl-more` that either planner solved at 60 s) it expands no more states than Fast Downward's
 #: ``astar(lmcut())`` until the last f-layer on 142, "highest" on 141 (tidybot p04 and p10 gained, spider p01 lost),
-#: in the same coverage and time (docs/measured.md). The hash-distributed planner keeps `DEFAULT_LMCUT_TIES`.
+#: with the same coverage in about 2% more time (docs/measured.md). The hash-distributed planner keeps
+#: `DEFAULT_LMCUT_TIES`.
 PDDL_LMCUT_TIES = LMCUT_TIES_AUTO
 
 
